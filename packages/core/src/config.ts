@@ -1,0 +1,61 @@
+import type { ConsolaInstance } from "consola";
+import type { Driver } from "unstorage";
+import type { DatabaseConfig } from "./db/types.js";
+import type { VellumPlugin } from "./plugin/define.js";
+import type { LockoutOptions } from "./security/lockout.js";
+import type { RateLimitStore } from "./security/rate-limit.js";
+
+export interface SecurityConfig {
+  /** Bearer key for writes. Without one every write answers 401 and `/health/security` says so. */
+  apiKey?: string;
+  /** HMAC secret for the signed double-submit CSRF cookie. Default: generated once, kept in storage `settings:csrf-secret`. */
+  csrfSecret?: string;
+  /** `false` (default): the socket address is the client IP. `true` or a hop count: read `X-Forwarded-For`. */
+  trustProxy?: boolean | number;
+  lockout?: Partial<LockoutOptions>;
+  /** Where rate-limit and lockout counters live; memory by default (Redis later for scale-out). */
+  rateLimitStore?: RateLimitStore;
+}
+
+export interface VellumConfig {
+  /** Data directory: `db/`, `media/`, `mailboxes/`, `settings/`, `pgp/` live under it. */
+  dataDir: string;
+  /** Default: SQLite file `<dataDir>/db/vellum.sqlite`. */
+  database?: DatabaseConfig;
+  /** Extra or replacement unstorage mounts, keyed by mount base (e.g. `media`, `cache`). */
+  storage?: Record<string, Driver>;
+  plugins?: Array<VellumPlugin | false | null | undefined>;
+  /** Options per plugin, keyed by the plugin's `configKey` (its name by default). */
+  pluginOptions?: Record<string, Record<string, unknown>>;
+  security?: SecurityConfig;
+  /** Origins allowed by CORS; empty means no CORS headers. `*` allows any origin (without credentials). */
+  corsOrigins?: string[];
+  /** Experimental flags (`SERVICE_FEATURES`), e.g. `ai`. */
+  features?: string[];
+  /** Absolute base URL used in webhook payloads and absolute media URLs. */
+  baseUrl?: string;
+  /** Storage quota for the data dir in bytes (`STORAGE_QUOTA_GB`). Default 10 GiB. */
+  storageQuotaBytes?: number;
+  /** Reported as `version` in `/health`. */
+  version?: string;
+  logger?: ConsolaInstance;
+  /** consola level when no logger is given (0 silent … 5 trace). Default 3 (info). */
+  logLevel?: number;
+  /** Write one access log line per request. Default true. */
+  accessLog?: boolean;
+  /** Run pending migrations at start (default). `false`: refuse to start while any are pending. */
+  migrate?: boolean;
+  /** Milliseconds a plugin's setup may take. Default 10 000. */
+  setupTimeoutMs?: number;
+  /** Milliseconds `close()` waits for in-flight requests. Default 10 000. */
+  shutdownTimeoutMs?: number;
+  /** Show error messages of unexpected errors to clients. Never in production. */
+  debug?: boolean;
+}
+
+/** Identity helper that types a config object (for `vellum.config.ts`). */
+export function defineConfig<T extends Partial<VellumConfig>>(config: T): T {
+  return config;
+}
+
+export const DEFAULT_STORAGE_QUOTA_BYTES = 10 * 1024 ** 3;

@@ -1,0 +1,148 @@
+import { createHash } from "node:crypto";
+import { type Kysely, sql } from "kysely";
+import { CoreErrors } from "../errors/vellum-error.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: migrations work on any schema
+type AnyDb = Kysely<any>;
+
+export interface Migration {
+  up(db: AnyDb): Promise<void>;
+  down?(db: AnyDb): Promise<void>;
+}
+
+export type MigrationSet = Record<string, Migration>;
+
+export interface AppliedMigration {
+  plugin: string;
+  name: string;
+  checksum: string;
+  applied_at: string;
+}
+
+export interface MigrationDrift {
+  plugin: string;
+  name: string;
+  kind: "missing_from_code" | "checksum_changed";
+}
+
+export interface MigrationStatus {
+  applied: AppliedMigration[];
+  pending: Array<{ plugin: string; name: string }>;
+  drift: MigrationDrift[];
+}
+
+export interface MigrationResult {
+  plugin: string;
+  name: string;
+  status: "applied" | "failed";
+  error?: string;
+}
+
+/** Checksum of a migration: its name and the source text of its `up` (and `down`). */
+export function migrationChecksum(name: string, migration: Migration): string {
+  const hash = createHash("sha256");
+  hash.update(name);
+  hash.update("\0");
+  hash.update(migration.up.toString());
+  if (migration.down) hash.update(migration.down.toString());
+  return hash.digest("hex");
+}
+
+export function migrationTableName(plugin: string): string {
+  return `_vellum_migrations_${plugin.replace(/[^a-zA-Z0-9_]/g, "_")}`;
+}
+
+async function ensureTable(db: AnyDb, table: string): Promise<void> {
+  await db.schema
+    .createTable(table)
+    .ifNotExists()
+    .addColumn("name", "text", (c) => c.primaryKey())
+    .addColumn("checksum", "text", (c) => c.notNull())
+    .addColumn("applied_at", "text", (c) => c.notNull())
+    .execute();
+}
+
+async function readApplied(db: AnyDb, plugin: string): Promise<AppliedMigration[]> {
+  const table = migrationTableName(plugin);
+  await ensureTable(db, table);
+  const rows = await db.selectFrom(table).select(["name", "checksum", "applied_at"]).orderBy("name").execute();
+  return rows.map((r) => ({ plugin, name: String(r.name), checksum: String(r.checksum), applied_at: String(r.applied_at) }));
+}
+
+/**
+ * Per-plugin migrations kept in code. Each plugin has its own table `_vellum_migrations_<plugin>`
+ * holding the name, a checksum of the migration's code and when it ran; names sort in order
+ * (`NNNN_description`). Drift is an applied migration that is missing from the code or whose
+ * checksum changed.
+ */
+export class MigrationRunner {
+  readonly #db: AnyDb;
+  readonly #sets = new Map<string, MigrationSet>();
+
+  constructor(db: AnyDb) {
+    this.#db = db;
+  }
+
+  register(plugin: string, set: MigrationSet): void {
+    this.#sets.set(plugin, { ...this.#sets.get(plugin), ...set });
+  }
+
+  plugins(): string[] {
+    return [...this.#sets.keys()];
+  }
+
+  async status(): Promise<MigrationStatus> {
+    const status: MigrationStatus = { applied: [], pending: [], drift: [] };
+    for (const [plugin, set] of this.#sets) {
+      const applied = await readApplied(this.#db, plugin);
+      const byName = new Map(applied.map((a) => [a.name, a]));
+      status.applied.push(...applied);
+      for (const a of applied) {
+        const code = set[a.name];
+        if (!code) status.drift.push({ plugin, name: a.name, kind: "missing_from_code" });
+        else if (migrationChecksum(a.name, code) !== a.checksum)
+          status.drift.push({ plugin, name: a.name, kind: "checksum_changed" });
+      }
+      for (const name of Object.keys(set).sort()) {
+        if (!byName.has(name)) status.pending.push({ plugin, name });
+      }
+    }
+    return status;
+  }
+
+  /** Applies pending migrations plugin by plugin (in the given order), each in its own transaction. */
+  async migrate(order: string[]): Promise<{ results: MigrationResult[]; error?: Error }> {
+    const results: MigrationResult[] = [];
+    for (const plugin of order) {
+      const set = this.#sets.get(plugin);
+      if (!set) continue;
+      const table = migrationTableName(plugin);
+      const applied = new Set((await readApplied(this.#db, plugin)).map((a) => a.name));
+      for (const name of Object.keys(set).sort()) {
+        if (applied.has(name)) continue;
+        const migration = set[name] as Migration;
+        try {
+          await this.#db.transaction().execute(async (trx) => {
+            await migration.up(trx);
+            await trx
+              .insertInto(table)
+              .values({ name, checksum: migrationChecksum(name, migration), applied_at: new Date().toISOString() })
+              .execute();
+          });
+          results.push({ plugin, name, status: "applied" });
+        } catch (cause) {
+          const reason = cause instanceof Error ? cause.message : String(cause);
+          results.push({ plugin, name, status: "failed", error: reason });
+          return { results, error: CoreErrors.migrationFailed([plugin, name, reason], { plugin, cause }) };
+        }
+      }
+    }
+    return { results };
+  }
+
+  /** Lists every table the database holds (for schema snapshots and backup). */
+  async tables(): Promise<string[]> {
+    const rows = await sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`.execute(this.#db);
+    return rows.rows.map((r) => r.name);
+  }
+}
