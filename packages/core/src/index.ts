@@ -1,1 +1,61 @@
-export {};
+export { DEFAULT_STORAGE_QUOTA_BYTES, defineConfig, type SecurityConfig, type VellumConfig } from "./config.js";
+export {
+  type AppliedMigration,
+  type Migration,
+  type MigrationDrift,
+  type MigrationResult,
+  type MigrationSet,
+  type MigrationStatus,
+  migrationChecksum,
+  migrationTableName,
+} from "./db/migrations.js";
+export type { DatabaseConfig, DatabaseOps, SqliteOptions } from "./db/types.js";
+export {
+  API_ERROR_DESCRIPTIONS,
+  API_ERROR_STATUS,
+  ApiError,
+  type ApiErrorCode,
+  type ApiErrorDetail,
+  validationFailed,
+} from "./errors/api-error.js";
+export { CoreErrors, createErrorType, VellumError } from "./errors/vellum-error.js";
+export type { VellumHookApi } from "./hooks/hooks.js";
+export {
+  type ArticleRecord,
+  type HealthCheckResult,
+  type HookName,
+  type HookPayload,
+  ISOLATED_HOOKS,
+  isIsolatedHook,
+  type OperationContext,
+  type VellumErrorEvent,
+  type VellumHooks,
+} from "./hooks/types.js";
+export { MAX_JSON_BYTES, readJsonBody } from "./http/body.js";
+export { errorResponse } from "./http/envelope.js";
+export { intQuery, pathParam } from "./http/params.js";
+export type { LifecycleState } from "./http/pipeline.js";
+export { requestId } from "./http/request-id.js";
+export type { HttpMethod, PluginRouter, RouteHandler, RouteMeta, RouteRecord } from "./http/routes.js";
+export type { VellumMetrics } from "./metrics/metrics.js";
+export type { KernelInfo, LifecycleCallback, VellumPluginContext } from "./plugin/context.js";
+export { definePlugin, defineVellumPlugin, type VellumPlugin, type VellumPluginDefinition } from "./plugin/define.js";
+export { resolvePlugins } from "./plugin/graph.js";
+export type { JobQueue } from "./queue/job-queue.js";
+export type {
+  AfterCommit,
+  DeliveryHandler,
+  JobRecord,
+  JobStatus,
+  ProcessOptions,
+  QueueStats,
+  TransactionalHandler,
+} from "./queue/types.js";
+export { MIN_API_KEY_LENGTH } from "./security/api-key.js";
+export { clientIp, isLoopback } from "./security/client-ip.js";
+export type { LockoutOptions } from "./security/lockout.js";
+export { MemoryRateLimitStore, type RateLimitRule, type RateLimitStore } from "./security/rate-limit.js";
+export type { ArticlesService, VellumServices } from "./services.js";
+export { DATA_DIR_MOUNTS } from "./storage/storage.js";
+export { directoryBytes, type WalkedFile, walkFiles } from "./storage/walk.js";
+export { createVellum, type MigrateOutcome, type Vellum } from "./vellum.js";

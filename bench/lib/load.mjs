@@ -1,0 +1,79 @@
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+
+const require = createRequire(import.meta.url);
+const manifestPath = require.resolve("autocannon/package.json");
+const autocannonBin = join(dirname(manifestPath), JSON.parse(readFileSync(manifestPath, "utf8")).bin.autocannon);
+
+/** Seconds of slack on top of the run duration before the load process is killed. */
+const GRACE_SECONDS = 30;
+
+/**
+ * @typedef {object} LoadResult
+ * @property {number} rps average requests per second
+ * @property {number} p50 median latency in ms
+ * @property {number} p99 99th percentile latency in ms
+ * @property {number} errors connection errors and timeouts
+ * @property {number} non2xx responses with a status outside 2xx
+ * @property {number} total requests completed
+ */
+
+/** @returns {number} seconds per measured run: env BENCH_DURATION, else 10 */
+export function defaultDuration() {
+  const fromEnv = Number(process.env.BENCH_DURATION);
+  return Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv : 10;
+}
+
+/**
+ * Runs autocannon in its own process so the load generator never shares an event loop with the harness.
+ * @param {object} options
+ * @param {string} options.url full URL to load
+ * @param {number} [options.connections] concurrent connections (default 50)
+ * @param {number} [options.duration] seconds (default: env BENCH_DURATION, else 10)
+ * @param {string} [options.method] HTTP method (default GET)
+ * @param {Record<string, string>} [options.headers]
+ * @param {string} [options.body]
+ * @returns {Promise<LoadResult>}
+ */
+export function runLoad({ url, connections = 50, duration = defaultDuration(), method = "GET", headers = {}, body }) {
+  const args = [autocannonBin, "--json", "-c", String(connections), "-d", String(duration), "-m", method];
+  for (const [key, value] of Object.entries(headers)) args.push("-H", `${key}=${value}`);
+  if (body !== undefined) args.push("-b", body);
+  args.push(url);
+
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk) => {
+      stdout += chunk;
+    });
+    child.stderr.on("data", (chunk) => {
+      stderr = (stderr + chunk).slice(-4_096);
+    });
+    const killer = setTimeout(() => child.kill("SIGKILL"), (duration + GRACE_SECONDS) * 1000);
+    child.once("error", reject);
+    child.once("close", (code, signal) => {
+      clearTimeout(killer);
+      const line = stdout.trim().split("\n").at(-1) ?? "";
+      let result;
+      try {
+        result = JSON.parse(line);
+      } catch {
+        const why = signal ? `killed by ${signal}` : `exit code ${code}`;
+        reject(new Error(`autocannon gave no JSON result (${why}): ${stderr.trim().split("\n").at(-1) ?? ""}`));
+        return;
+      }
+      resolve({
+        rps: result.requests.average,
+        p50: result.latency.p50,
+        p99: result.latency.p99,
+        errors: result.errors,
+        non2xx: result.non2xx,
+        total: result.requests.total,
+      });
+    });
+  });
+}

@@ -1,0 +1,173 @@
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { get } from "node:http";
+import { createServer } from "node:net";
+import { performance } from "node:perf_hooks";
+import { setTimeout as sleep } from "node:timers/promises";
+
+const HOST = "127.0.0.1";
+const POLL_MS = 10;
+const READY_TIMEOUT_MS = 15_000;
+const KILL_AFTER_MS = 5_000;
+const SAMPLE_MS = 200;
+const OUTPUT_TAIL_CHARS = 8_192;
+
+/** @type {Set<import("node:child_process").ChildProcess>} */
+const live = new Set();
+process.once("exit", () => {
+  for (const child of live) child.kill("SIGKILL");
+});
+
+/**
+ * @typedef {object} RunningServer
+ * @property {string} url base URL, e.g. http://127.0.0.1:41234
+ * @property {number} pid
+ * @property {number} readyMs milliseconds from spawn to the first 200 on the ready path
+ * @property {() => Promise<void>} stop SIGTERM, then SIGKILL after 5 s
+ * @property {() => number} rssBytes current resident set size (last sample once the child has exited)
+ * @property {() => number} peakRssBytes peak resident set size (VmHWM)
+ */
+
+/** @returns {Promise<number>} a port that was free a moment ago on 127.0.0.1 */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, HOST, () => {
+      const address = probe.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * @param {number} pid
+ * @returns {{ rss: number, hwm: number } | undefined}
+ */
+function readMemory(pid) {
+  let status;
+  try {
+    status = readFileSync(`/proc/${pid}/status`, "utf8");
+  } catch {
+    return undefined;
+  }
+  /** @param {string} field */
+  const kib = (field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? 0) * 1024;
+  return { rss: kib("VmRSS"), hwm: kib("VmHWM") };
+}
+
+/**
+ * @param {string} url
+ * @returns {Promise<number>} the status code, or 0 when the request failed
+ */
+function probeStatus(url) {
+  return new Promise((resolve) => {
+    const req = get(url, { agent: false, timeout: 1_000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.once("timeout", () => req.destroy());
+    req.once("error", () => resolve(0));
+  });
+}
+
+/**
+ * Picks the most telling line of a failed child's output: a thrown error, else a logged error, else the last line.
+ * @param {string} output
+ */
+function reason(output) {
+  const lines = output
+    .split("\n")
+    .map((line) => line.trim())
+    .filter(Boolean);
+  const line = lines.find((l) => /^[\w.]*Error\b/.test(l)) ?? lines.find((l) => /error|fatal/i.test(l)) ?? lines.at(-1);
+  return line?.slice(0, 300) ?? "no output";
+}
+
+/**
+ * Spawns a server child process on a free port and resolves once `readyPath` answers 200.
+ * @param {object} options
+ * @param {(port: number) => string[]} options.args arguments for `node`, given the chosen port
+ * @param {string} [options.readyPath] path polled every 10 ms until it answers 200 (default /health/live)
+ * @param {NodeJS.ProcessEnv} [options.env] extra environment variables for the child
+ * @returns {Promise<RunningServer>}
+ */
+export async function startServer({ args, readyPath = "/health/live", env = {} }) {
+  const port = await freePort();
+  const url = `http://${HOST}:${port}`;
+  const startedAt = performance.now();
+  const child = spawn(process.execPath, args(port), {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  live.add(child);
+  let output = "";
+  /** @param {Buffer} chunk */
+  const keepTail = (chunk) => {
+    output = (output + chunk.toString()).slice(-OUTPUT_TAIL_CHARS);
+  };
+  child.stdout.on("data", keepTail);
+  child.stderr.on("data", keepTail);
+
+  /** @type {{ code: number | null, signal: string | null } | undefined} */
+  let exited;
+  const exit = new Promise((resolve) => {
+    child.once("exit", (code, signal) => {
+      exited = { code, signal };
+      live.delete(child);
+      resolve(undefined);
+    });
+  });
+  const closed = new Promise((resolve) => child.once("close", resolve));
+  child.once("error", (err) => {
+    keepTail(Buffer.from(`spawn error: ${err.message}\n`));
+    if (!child.pid) exited = { code: null, signal: null };
+  });
+
+  let memory = { rss: 0, hwm: 0 };
+  const sample = () => {
+    const read = exited || !child.pid ? undefined : readMemory(child.pid);
+    if (read) memory = read;
+    return memory;
+  };
+  const sampler = setInterval(sample, SAMPLE_MS);
+  sampler.unref();
+
+  const stop = async () => {
+    clearInterval(sampler);
+    if (exited) return;
+    sample();
+    child.kill("SIGTERM");
+    const killer = setTimeout(() => child.kill("SIGKILL"), KILL_AFTER_MS);
+    await exit;
+    clearTimeout(killer);
+  };
+
+  const deadline = startedAt + READY_TIMEOUT_MS;
+  for (;;) {
+    if (exited) {
+      clearInterval(sampler);
+      await Promise.race([closed, sleep(1_000)]);
+      const how = exited.signal ? `signal ${exited.signal}` : `code ${exited.code}`;
+      throw new Error(`exited with ${how} before ${readyPath} answered 200: ${reason(output)}`);
+    }
+    if ((await probeStatus(url + readyPath)) === 200) break;
+    if (performance.now() > deadline) {
+      await stop();
+      throw new Error(`did not answer 200 on ${readyPath} within ${READY_TIMEOUT_MS / 1000} s`);
+    }
+    await sleep(POLL_MS);
+  }
+  const readyMs = performance.now() - startedAt;
+  sample();
+
+  return {
+    url,
+    pid: child.pid ?? 0,
+    readyMs,
+    stop,
+    rssBytes: () => sample().rss,
+    peakRssBytes: () => sample().hwm,
+  };
+}

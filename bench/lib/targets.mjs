@@ -1,0 +1,48 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startServer } from "./server.mjs";
+
+const bareServer = fileURLToPath(new URL("../servers/bare-http.mjs", import.meta.url));
+const vellumBin = fileURLToPath(new URL("../../packages/vellum/bin/vellum.mjs", import.meta.url));
+
+/**
+ * @typedef {object} Target
+ * @property {string} name
+ * @property {() => Promise<import("./server.mjs").RunningServer>} start spawns the server and waits for /health/live
+ */
+
+/** @type {Target} */
+export const bare = {
+  name: "bare node:http",
+  start: () => startServer({ args: (port) => [bareServer, "--port", String(port)] }),
+};
+
+/** @type {Target} `vellum serve` on a fresh temporary data directory, removed again on stop. */
+export const vellum = {
+  name: "vellum serve",
+  async start() {
+    const dataDir = await mkdtemp(join(tmpdir(), "vellum-bench-"));
+    const cleanup = () => rm(dataDir, { recursive: true, force: true });
+    try {
+      const server = await startServer({
+        args: (port) => [vellumBin, "serve", "--port", String(port), "--host", "127.0.0.1", "--data-dir", dataDir],
+        env: { SERVICE_LOG_LEVEL: "warn" },
+      });
+      return {
+        ...server,
+        async stop() {
+          await server.stop();
+          await cleanup();
+        },
+      };
+    } catch (err) {
+      await cleanup();
+      throw err;
+    }
+  },
+};
+
+/** Every target, baseline first. */
+export const targets = [bare, vellum];

@@ -1,0 +1,33 @@
+import { runLoad } from "../lib/load.mjs";
+import { targets } from "../lib/targets.mjs";
+
+const PATH = "/health/live";
+const WARMUP_SECONDS = 2;
+
+/**
+ * GET /health/live under 50 connections: throughput, latency and peak memory of each target.
+ * @type {import("./registry.mjs").Scenario}
+ */
+export default async function healthLive() {
+  /** @type {import("./registry.mjs").LoadRow[]} */
+  const rows = [];
+  /** @type {string[]} */
+  const failures = [];
+  for (const target of targets) {
+    process.stderr.write(`health-live: ${target.name}\n`);
+    let server;
+    try {
+      server = await target.start();
+      await runLoad({ url: server.url + PATH, duration: WARMUP_SECONDS });
+      const load = await runLoad({ url: server.url + PATH });
+      rows.push({ target: target.name, ...load, peakRssBytes: server.peakRssBytes(), ratio: null });
+    } catch (err) {
+      failures.push(`${target.name}: ${err instanceof Error ? err.message : String(err)}`);
+    } finally {
+      await server?.stop();
+    }
+  }
+  const baseline = rows.find((row) => row.target === targets[0].name);
+  for (const row of rows) row.ratio = baseline?.rps ? row.rps / baseline.rps : null;
+  return { rows, failures };
+}

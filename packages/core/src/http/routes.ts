@@ -1,0 +1,93 @@
+import type { H3, H3Event } from "h3";
+import { addRoute, createRouter, findRoute } from "rou3";
+import { CoreErrors } from "../errors/vellum-error.js";
+import type { RateLimitRule } from "../security/rate-limit.js";
+
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+export type RouteHandler = (event: H3Event) => unknown;
+
+/** Per-route declarations the kernel (and other plugins, e.g. cache) read. */
+export interface RouteMeta {
+  /** `key`: the API key is required. Default: `key` for POST/PUT/PATCH/DELETE, `none` for GET. */
+  auth?: "key" | "none";
+  /** Double-submit CSRF check; default on whenever `auth` is `key`. */
+  csrf?: boolean;
+  /** Also accept the key in `X-API-Key` (runbooks use it for `/admin/reindex`). */
+  apiKeyHeader?: boolean;
+  rateLimit?: RateLimitRule;
+  /** Sends `Deprecation` and `Sunset` headers (contract §10). */
+  deprecated?: { sunset: string | Date; link?: string };
+  /** Exists only while this `SERVICE_FEATURES` flag is on; 404 otherwise. */
+  feature?: string;
+  /** Answers before `ready()` and while shutting down (health probes). */
+  probe?: boolean;
+  [key: string]: unknown;
+}
+
+export interface RouteRecord {
+  method: HttpMethod;
+  path: string;
+  plugin: string;
+  meta: RouteMeta;
+}
+
+const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
+
+export function effectiveAuth(method: string, meta: RouteMeta): { key: boolean; csrf: boolean } {
+  const key = (meta.auth ?? (WRITE_METHODS.has(method) ? "key" : "none")) === "key";
+  return { key, csrf: key && meta.csrf !== false };
+}
+
+/**
+ * Every route in one table: registers into the h3 app and keeps a method-less index so an
+ * unmatched request can be told apart as 405 (path exists, other method) or 404.
+ */
+export class RouteTable {
+  readonly #app: H3;
+  readonly #byPath = createRouter<Map<string, RouteRecord>>();
+  readonly #records: RouteRecord[] = [];
+
+  constructor(app: H3) {
+    this.#app = app;
+  }
+
+  add(plugin: string, method: HttpMethod, path: string, handler: RouteHandler, meta: RouteMeta = {}): void {
+    const existing = findRoute(this.#byPath, "", path);
+    const sameShape = existing && existing.data && [...existing.data.values()][0]?.path === path;
+    const methods = sameShape ? (existing.data as Map<string, RouteRecord>) : new Map<string, RouteRecord>();
+    const clash = methods.get(method);
+    if (clash) throw CoreErrors.routeDuplicate([method, path, clash.plugin, plugin], { plugin });
+    const record: RouteRecord = { method, path, plugin, meta };
+    methods.set(method, record);
+    if (!sameShape) addRoute(this.#byPath, "", path, methods);
+    this.#records.push(record);
+    this.#app.on(method, path, handler, { meta: { ...meta, plugin } });
+  }
+
+  /** Methods allowed on a path, or an empty list when no route has that path. */
+  allowed(pathname: string): string[] {
+    const match = findRoute(this.#byPath, "", pathname);
+    if (!match?.data) return [];
+    const methods = [...match.data.keys()];
+    if (methods.includes("GET")) methods.push("HEAD");
+    return methods;
+  }
+
+  list(): readonly RouteRecord[] {
+    return this.#records;
+  }
+}
+
+export interface PluginRouter {
+  get(path: string, handler: RouteHandler, meta?: RouteMeta): void;
+  post(path: string, handler: RouteHandler, meta?: RouteMeta): void;
+  put(path: string, handler: RouteHandler, meta?: RouteMeta): void;
+  patch(path: string, handler: RouteHandler, meta?: RouteMeta): void;
+  delete(path: string, handler: RouteHandler, meta?: RouteMeta): void;
+}
+
+export function createPluginRouter(table: RouteTable, plugin: string): PluginRouter {
+  const on = (method: HttpMethod) => (path: string, handler: RouteHandler, meta?: RouteMeta) =>
+    table.add(plugin, method, path, handler, meta);
+  return { get: on("GET"), post: on("POST"), put: on("PUT"), patch: on("PATCH"), delete: on("DELETE") };
+}

@@ -1,0 +1,29 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { toNodeHandler } from "srvx/node";
+
+/** The slice of a Vellum instance the Node adapter needs. */
+export interface FetchTarget {
+  fetch(request: Request): Promise<Response>;
+  handles(pathname: string): boolean;
+}
+
+export type NodeListener = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => void;
+
+/**
+ * A Node `(req, res)` listener for `http.createServer`, which also works as Connect/Express
+ * middleware: given `next`, a path Vellum has no route for is passed on to the host app.
+ */
+export function createNodeListener(target: FetchTarget): NodeListener {
+  const handle = toNodeHandler((request: Request) => target.fetch(request));
+  return (req, res, next) => {
+    if (next) {
+      const pathname = new URL(req.url ?? "/", "http://localhost").pathname;
+      if (!target.handles(pathname)) return next();
+    }
+    void Promise.resolve(handle(req as never, res as never)).catch((error: unknown) => {
+      if (next) return next(error);
+      if (!res.headersSent) res.statusCode = 500;
+      res.end();
+    });
+  };
+}

@@ -1,0 +1,44 @@
+import type { VellumPluginContext } from "./context.js";
+
+export interface VellumPluginDefinition<O extends object = Record<string, unknown>> {
+  /** Unique; used for the logger tag, migration table, storage namespace and error attribution. */
+  name: string;
+  version?: string;
+  /** Plugins that must be set up (and migrated) before this one. */
+  dependsOn?: string[];
+  /** Ordered after these when they are present; missing is fine. */
+  optionalDependsOn?: string[];
+  /** Key in `config.pluginOptions`; defaults to `name`. */
+  configKey?: string;
+  defaults?: Partial<O>;
+  /** Declares routes, hooks, migrations, queues, jobs and services. No long I/O here. */
+  setup(ctx: VellumPluginContext<O>): void | Promise<void>;
+}
+
+/** A plugin instance: a definition plus the options it was created with. */
+export interface VellumPlugin<O extends object = Record<string, unknown>> {
+  readonly name: string;
+  readonly dependsOn: readonly string[];
+  readonly optionalDependsOn: readonly string[];
+  readonly definition: VellumPluginDefinition<O>;
+  readonly options: Partial<O>;
+}
+
+/**
+ * Declares a plugin and returns its options factory:
+ * `plugins: [articles(), search({ limit: 50 })]`.
+ */
+export function definePlugin<O extends object = Record<string, unknown>>(
+  definition: VellumPluginDefinition<O>,
+): (options?: Partial<O>) => VellumPlugin<O> {
+  return (options = {}) => ({
+    name: definition.name,
+    dependsOn: definition.dependsOn ?? [],
+    optionalDependsOn: definition.optionalDependsOn ?? [],
+    definition,
+    options,
+  });
+}
+
+/** Alias for hosts that also import h3's or Nitro's `definePlugin`. */
+export { definePlugin as defineVellumPlugin };

@@ -1,0 +1,161 @@
+import type { ConsolaInstance } from "consola";
+import type { Kysely, Transaction } from "kysely";
+import { monotonicFactory } from "ulidx";
+import { VellumError } from "../errors/vellum-error.js";
+import { JOBS_TABLE } from "./migrations.js";
+import type { DeliveryHandler, JobRecord, ProcessOptions, QueueStats, TransactionalHandler } from "./types.js";
+import { type JobRow, type QueueErrorHandler, QueueWorker, toJobRecord } from "./worker.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: the jobs table is reached through whatever schema the kernel uses
+type AnyDb = Kysely<any>;
+// biome-ignore lint/suspicious/noExplicitAny: callers enqueue inside their own typed transaction
+type AnyTransaction = Transaction<any>;
+
+/** Shared by every queue in the process so ids sort in enqueue order even within one millisecond. */
+const nextJobId = monotonicFactory();
+
+export interface JobQueueOptions {
+  db: AnyDb;
+  logger: ConsolaInstance;
+  onError: QueueErrorHandler;
+}
+
+/**
+ * The kernel's durable job queue, kept in the `_vellum_jobs` table. Each queue name is its own
+ * ordered stream with its own worker; a job is durable once the transaction that enqueued it commits.
+ */
+export class JobQueue {
+  readonly #db: AnyDb;
+  readonly #logger: ConsolaInstance;
+  readonly #onError: QueueErrorHandler;
+  readonly #workers = new Map<string, QueueWorker>();
+  #started = false;
+
+  constructor(options: JobQueueOptions) {
+    this.#db = options.db;
+    this.#logger = options.logger;
+    this.#onError = options.onError;
+  }
+
+  /** Inserts a job through `executor`; inside the caller's transaction the job exists only if it commits. */
+  async enqueue(executor: AnyDb | AnyTransaction, queue: string, type: string, payload: unknown): Promise<JobRecord> {
+    const now = Date.now();
+    const timestamp = new Date(now).toISOString();
+    const job: JobRecord = {
+      id: nextJobId(now),
+      queue,
+      type,
+      payload,
+      status: "queued",
+      attempts: 0,
+      run_at: now,
+      last_error: null,
+      created_at: timestamp,
+      updated_at: timestamp,
+    };
+    await executor
+      .insertInto(JOBS_TABLE)
+      .values({ ...job, payload: JSON.stringify(payload ?? null) })
+      .execute();
+    setImmediate(() => this.notify(queue));
+    return job;
+  }
+
+  /** Registers the one handler of `queue`; its worker starts now if the queue is already started. */
+  process(queue: string, handler: TransactionalHandler, options?: ProcessOptions & { mode?: "transactional" }): void;
+  process(queue: string, handler: DeliveryHandler, options: ProcessOptions & { mode: "at-least-once" }): void;
+  process(queue: string, handler: TransactionalHandler | DeliveryHandler, options?: ProcessOptions): void;
+  process(queue: string, handler: TransactionalHandler | DeliveryHandler, options: ProcessOptions = {}): void {
+    if (this.#workers.has(queue)) {
+      throw new VellumError(
+        "VELLUM_QUEUE_DUPLICATE",
+        `queue '${queue}' already has a handler; register one handler per queue name`,
+        { data: { queue } },
+      );
+    }
+    const worker = new QueueWorker({
+      queue,
+      handler,
+      options,
+      db: this.#db,
+      logger: this.#logger,
+      onError: this.#onError,
+    });
+    this.#workers.set(queue, worker);
+    if (this.#started) worker.start();
+  }
+
+  start(): void {
+    this.#started = true;
+    for (const worker of this.#workers.values()) worker.start();
+  }
+
+  async stop(): Promise<void> {
+    this.#started = false;
+    await Promise.all([...this.#workers.values()].map((worker) => worker.stop()));
+  }
+
+  notify(queue: string): void {
+    this.#workers.get(queue)?.notify();
+  }
+
+  async get(id: string): Promise<JobRecord | undefined> {
+    const row = await this.#db.selectFrom(JOBS_TABLE).selectAll().where("id", "=", id).executeTakeFirst();
+    return row ? toJobRecord(row as JobRow) : undefined;
+  }
+
+  /** One row per queue that has queued or failed (dead-letter) jobs, sorted by queue name. */
+  async stats(): Promise<QueueStats[]> {
+    const rows = await this.#db
+      .selectFrom(JOBS_TABLE)
+      .select((eb) => ["queue", "status", eb.fn.countAll().as("count")])
+      .where("status", "in", ["queued", "failed"])
+      .groupBy(["queue", "status"])
+      .orderBy("queue")
+      .execute();
+    const byQueue = new Map<string, QueueStats>();
+    for (const row of rows) {
+      const queue = String(row.queue);
+      const stats = byQueue.get(queue) ?? { queue, queued: 0, failed: 0 };
+      if (row.status === "queued") stats.queued = Number(row.count);
+      else stats.failed = Number(row.count);
+      byQueue.set(queue, stats);
+    }
+    return [...byQueue.values()];
+  }
+
+  /** Moves dead-letter jobs (of `queue`, or only `ids`) back to queued with their attempts reset. */
+  async replay(queue?: string, ids?: string[]): Promise<number> {
+    if (ids?.length === 0) return 0;
+    let update = this.#db
+      .updateTable(JOBS_TABLE)
+      .set({
+        status: "queued",
+        attempts: 0,
+        run_at: Date.now(),
+        last_error: null,
+        updated_at: new Date().toISOString(),
+      })
+      .where("status", "=", "failed");
+    if (queue !== undefined) update = update.where("queue", "=", queue);
+    if (ids) update = update.where("id", "in", ids);
+    const result = await update.executeTakeFirst();
+    const count = Number(result.numUpdatedRows);
+    if (count > 0) {
+      if (queue !== undefined) this.notify(queue);
+      else for (const worker of this.#workers.values()) worker.notify();
+    }
+    return count;
+  }
+
+  /** Deletes applied jobs whose last update is older than `olderThanMs`; returns how many. */
+  async prune(olderThanMs: number): Promise<number> {
+    const cutoff = new Date(Date.now() - olderThanMs).toISOString();
+    const result = await this.#db
+      .deleteFrom(JOBS_TABLE)
+      .where("status", "=", "applied")
+      .where("updated_at", "<", cutoff)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+}

@@ -1,0 +1,329 @@
+import { randomBytes } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { createConsola } from "consola";
+import { H3, type H3Event } from "h3";
+import type { Kysely } from "kysely";
+import type { Storage } from "unstorage";
+import { DEFAULT_STORAGE_QUOTA_BYTES, type VellumConfig } from "./config.js";
+import { MigrationRunner, type MigrationResult } from "./db/migrations.js";
+import { openSqlite } from "./db/sqlite.js";
+import type { DatabaseOps, VellumDatabase } from "./db/types.js";
+import { CoreErrors, VellumError } from "./errors/vellum-error.js";
+import { createHookApi, type VellumHookApi, VellumHookBus } from "./hooks/hooks.js";
+import { createCorsPolicy } from "./http/cors.js";
+import { errorsPage } from "./http/errors-page.js";
+import { createPipeline, type LifecycleState } from "./http/pipeline.js";
+import { requestId } from "./http/request-id.js";
+import { RouteTable } from "./http/routes.js";
+import { createPluginContext, type KernelParts } from "./internal/plugin-context.js";
+import { registerQueueMetrics } from "./internal/queue-metrics.js";
+import { LifecycleCallbacks, withTimeout } from "./internal/lifecycle.js";
+import { createNodeListener, type NodeListener } from "./node/handler.js";
+import { type ListenOptions, listen, type VellumServer } from "./node/listen.js";
+import { registerCoreMetrics } from "./metrics/core-metrics.js";
+import { createMetrics, type VellumMetrics } from "./metrics/metrics.js";
+import type { KernelInfo } from "./plugin/context.js";
+import type { VellumPlugin } from "./plugin/define.js";
+import { resolvePlugins } from "./plugin/graph.js";
+import { JobQueue } from "./queue/job-queue.js";
+import { queueMigrations } from "./queue/migrations.js";
+import { Scheduler } from "./scheduler.js";
+import { createKeyVerifier, MIN_API_KEY_LENGTH, presentedKey } from "./security/api-key.js";
+import { assignClientAddress, clientIp } from "./security/client-ip.js";
+import { createCsrfTokens, type CsrfTokens } from "./security/csrf.js";
+import { LockoutTracker } from "./security/lockout.js";
+import { MemoryRateLimitStore } from "./security/rate-limit.js";
+import { ServiceRegistry, type VellumServices } from "./services.js";
+import { createVellumStorage } from "./storage/storage.js";
+
+export interface MigrateOutcome {
+  results: MigrationResult[];
+  error?: Error;
+}
+
+export interface Vellum {
+  readonly config: Readonly<VellumConfig>;
+  readonly hooks: VellumHookApi;
+  readonly metrics: VellumMetrics;
+  readonly storage: Storage;
+  /** The web-standard entry point: any host that speaks `Request`/`Response` mounts this. */
+  fetch(request: Request, options?: { clientAddress?: string }): Promise<Response>;
+  /** Initialises plugins (setup) once; later calls wait for the first. */
+  init(): Promise<void>;
+  /** init, then runs pending migrations (or refuses when `migrate: false` and some are pending). */
+  migrate(): Promise<MigrateOutcome>;
+  /** init → migrate → start → ready. Requests are answered 503 until this resolves. */
+  ready(): Promise<void>;
+  /** Stops taking requests, waits for in-flight ones, stops jobs, closes plugins in reverse order. */
+  close(): Promise<void>;
+  state(): LifecycleState;
+  /** A service provided by a plugin (host apps use this, plugins use `ctx.inject`). */
+  service<K extends keyof VellumServices & string>(key: K): VellumServices[K] | undefined;
+  // biome-ignore lint/suspicious/noExplicitAny: host code narrows the schema
+  db(): Kysely<any>;
+  database(): DatabaseOps;
+  queue(): JobQueue;
+  plugins(): readonly string[];
+  /** True when some route has this path (Connect middleware passes other paths on). */
+  handles(pathname: string): boolean;
+  /** Node listener for `http.createServer`, also usable as Connect/Express middleware. */
+  readonly handler: NodeListener;
+  /** Standalone: ready, then listen on `node:http`. */
+  listen(options?: ListenOptions): Promise<VellumServer>;
+}
+
+const SETTINGS_CSRF_KEY = "settings:csrf-secret";
+
+/** Creates a Vellum instance. Reads no environment and no config files: everything comes in `config`. */
+export function createVellum(input: VellumConfig): Vellum {
+  if (!input.dataDir) throw CoreErrors.configInvalid(["dataDir", "a data directory is required"]);
+  const config: VellumConfig = { storageQuotaBytes: DEFAULT_STORAGE_QUOTA_BYTES, ...input };
+  const logger = config.logger ?? createConsola({ level: config.logLevel ?? 3 }).withTag("vellum");
+  const metrics = createMetrics();
+  const coreMetrics = registerCoreMetrics(metrics);
+  const features = new Set(config.features ?? []);
+  const hookRegistry: Array<() => void> = [];
+  const storage = createVellumStorage(config.dataDir, config.storage);
+  const store = config.security?.rateLimitStore ?? new MemoryRateLimitStore();
+  const lockout = new LockoutTracker(store, config.security?.lockout ?? {}, () => coreMetrics.lockouts.inc());
+  const services = new ServiceRegistry();
+  const lifecycle = new LifecycleCallbacks();
+  const apiKey = config.security?.apiKey;
+  const verifyKey = createKeyVerifier(apiKey);
+
+  let state: LifecycleState = "created";
+  let inFlight = 0;
+  let csrf: CsrfTokens | undefined;
+  let database: VellumDatabase | undefined;
+  let queue: JobQueue | undefined;
+  let migrations: MigrationRunner | undefined;
+  let order: string[] = [];
+  const startedAt = new Date();
+
+  const captureError: KernelParts["captureError"] = (error, info) => {
+    const where = info.hook ? `${info.plugin} ${info.hook}` : info.plugin;
+    logger.withTag(info.plugin).error(`${info.hook ? `hook ${info.hook}` : "background task"} failed`, error);
+    if (info.hook) coreMetrics.hookFailures.inc({ plugin: info.plugin, hook: info.hook });
+    if (info.hook === "vellum:error") return;
+    void bus.call("vellum:error", { error, plugin: info.plugin, ...(info.hook ? { hook: info.hook } : {}), tags: { where, ...info.tags } });
+  };
+  const bus = new VellumHookBus((error, info) => captureError(error, info));
+
+  const app: H3 = new H3({
+    silent: true,
+    onRequest: (event) => pipeline.onRequest(event),
+    onError: (error, event) => pipeline.onError(error, event),
+    onResponse: (response, event) => pipeline.onResponse(response, event),
+  });
+  const routes = new RouteTable(app);
+  const pipeline = createPipeline({
+    state: () => state,
+    routes,
+    cors: createCorsPolicy(config.corsOrigins ?? []),
+    store,
+    lockout,
+    apiKey,
+    csrf: () => csrf,
+    trustProxy: config.security?.trustProxy ?? false,
+    features,
+    metrics: coreMetrics,
+    logger: logger.withTag("http"),
+    accessLog: config.accessLog ?? true,
+    secureCookies: (config.baseUrl ?? "").startsWith("https:"),
+    debug: config.debug ?? false,
+    reportError(error: unknown, event: H3Event) {
+      const where = `${event.req.method} ${event.url.pathname} (request ${requestId(event)})`;
+      logger.withTag("http").error(`unhandled error in ${where}`, error);
+      void bus.call("http:error", { event, error });
+      void bus.call("vellum:error", { error, tags: { request_id: requestId(event) } });
+    },
+  });
+  app.use(pipeline.middleware);
+  routes.add("core", "GET", "/docs/api/errors", () => errorsPage());
+
+  const kernel: KernelInfo = {
+    state: () => state,
+    startedAt,
+    version: config.version ?? "0.0.0",
+    migrationStatus: () => requireInit(migrations, "migrationStatus").status(),
+    routes: () => routes.list(),
+    security: {
+      apiKeyConfigured: Boolean(apiKey),
+      apiKeyStrong: Boolean(apiKey && apiKey.length >= MIN_API_KEY_LENGTH),
+      csrfEnabled: true,
+      trustProxy: config.security?.trustProxy ?? false,
+      lockout: lockout.options,
+      activeLockouts: () => lockout.active(),
+      authorize: (request) => verifyKey(presentedKey(request.headers, true)),
+    },
+    clientIp: (event) => clientIp(event, config.security?.trustProxy ?? false),
+    inFlight: () => inFlight,
+  };
+  const scheduler = new Scheduler({
+    onError: (error, info) => {
+      coreMetrics.jobFailures.inc({ job: info.job });
+      captureError(error, { plugin: info.job.split(":")[0] ?? "core", tags: { job: info.job } });
+    },
+  });
+  const hooks = createHookApi(bus, "host", hookRegistry);
+
+  function requireInit<T>(value: T | undefined, what: string): T {
+    if (value === undefined) throw CoreErrors.notReady([what]);
+    return value;
+  }
+
+  async function loadCsrfSecret(): Promise<string> {
+    if (config.security?.csrfSecret) return config.security.csrfSecret;
+    const stored = await storage.getItem<string>(SETTINGS_CSRF_KEY);
+    if (typeof stored === "string" && stored.length >= 32) return stored;
+    const secret = randomBytes(32).toString("base64url");
+    await storage.setItem(SETTINGS_CSRF_KEY, secret);
+    return secret;
+  }
+
+  async function doInit(): Promise<void> {
+    state = "starting";
+    const plugins = resolvePlugins(config.plugins ?? []);
+    order = plugins.map((p) => p.name);
+    const sqlite = config.database?.sqlite ?? { path: join(config.dataDir, "db", "vellum.sqlite") };
+    if (sqlite.path !== ":memory:") mkdirSync(join(sqlite.path, ".."), { recursive: true });
+    database = await openSqlite(sqlite);
+    const db = database.kysely;
+    migrations = new MigrationRunner(db);
+    migrations.register("core", queueMigrations);
+    queue = new JobQueue({
+      db,
+      logger: logger.withTag("queue"),
+      onError: (error, info) => captureError(error, { plugin: "queue", tags: { queue: info.queue, ...(info.jobId ? { job: info.jobId } : {}) } }),
+    });
+    registerQueueMetrics(metrics, queue);
+    scheduler.schedule("core:prune-jobs", { everyMs: 60 * 60_000, jitterMs: 60_000 }, async () => {
+      await queue?.prune(24 * 60 * 60_000);
+    });
+    csrf = createCsrfTokens(await loadCsrfSecret());
+    const parts: KernelParts = {
+      config, logger, bus, hookRegistry, db, database: database.ops, storage, metrics, queue, scheduler,
+      routes, migrations, services, lifecycle, features, kernel, captureError,
+    };
+    // biome-ignore lint/suspicious/noExplicitAny: plugins carry their own option types
+    const byName = new Map<string, VellumPlugin<any>>(plugins.map((p) => [p.name, p]));
+    for (const plugin of plugins) {
+      const ctx = createPluginContext(plugin, parts, byName);
+      const timeoutMs = config.setupTimeoutMs ?? 10_000;
+      try {
+        await withTimeout(Promise.resolve(plugin.definition.setup(ctx)), timeoutMs, () =>
+          CoreErrors.pluginSetupTimeout([plugin.name, timeoutMs], { plugin: plugin.name }),
+        );
+      } catch (cause) {
+        if (VellumError.is(cause) && cause.plugin === plugin.name) throw cause;
+        const reason = cause instanceof Error ? cause.message : String(cause);
+        throw CoreErrors.pluginSetupFailed([plugin.name, reason], { plugin: plugin.name, cause });
+      }
+    }
+  }
+
+  async function doMigrate(): Promise<MigrateOutcome> {
+    await init();
+    const runner = requireInit(migrations, "migrate");
+    const migrateOrder = ["core", ...order];
+    if (config.migrate === false) {
+      const { pending } = await runner.status();
+      if (pending.length > 0) {
+        return { results: [], error: CoreErrors.migrationsPending([pending.map((p) => `${p.plugin}/${p.name}`)]) };
+      }
+      return { results: [] };
+    }
+    const outcome = await runner.migrate(migrateOrder);
+    const { drift } = await runner.status();
+    for (const d of drift) logger.warn(CoreErrors.migrationDrift([d.plugin, `${d.name} is ${d.kind.replace(/_/g, " ")}`]).message);
+    return outcome;
+  }
+
+  async function doReady(): Promise<void> {
+    const outcome = await migrate();
+    if (outcome.error) throw outcome.error;
+    await lifecycle.run("start", order);
+    requireInit(queue, "queue").start();
+    scheduler.start();
+    state = "ready";
+    await lifecycle.run("ready", order);
+    await bus.call("vellum:ready", {});
+  }
+
+  async function doClose(): Promise<void> {
+    state = "closing";
+    const deadline = Date.now() + (config.shutdownTimeoutMs ?? 10_000);
+    while (inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    const report = (error: Error) => logger.error(error.message, error.cause);
+    await lifecycle.run("preClose", order, report);
+    await scheduler.stop();
+    await queue?.stop();
+    await lifecycle.run("close", order, report);
+    await bus.call("vellum:close", {});
+    for (const off of hookRegistry.splice(0)) off();
+    await storage.dispose();
+    await store.close?.();
+    await database?.close();
+    state = "closed";
+  }
+
+  let initP: Promise<void> | undefined;
+  let migrateP: Promise<MigrateOutcome> | undefined;
+  let readyP: Promise<void> | undefined;
+  let closeP: Promise<void> | undefined;
+  const init = () => {
+    if (closeP) return Promise.reject(CoreErrors.closed(["init"]));
+    initP ??= doInit();
+    return initP;
+  };
+  const migrate = () => {
+    migrateP ??= doMigrate();
+    return migrateP;
+  };
+  const ready = () => {
+    readyP ??= doReady().catch(async (error) => {
+      await close().catch(() => undefined);
+      throw error;
+    });
+    return readyP;
+  };
+  const close = () => {
+    closeP ??= doClose();
+    return closeP;
+  };
+
+  const instance: Vellum = {
+    config,
+    hooks,
+    metrics,
+    storage,
+    async fetch(request, options) {
+      if (options?.clientAddress) assignClientAddress(request, options.clientAddress);
+      inFlight++;
+      try {
+        return await app.fetch(request);
+      } finally {
+        inFlight--;
+      }
+    },
+    init,
+    migrate,
+    ready,
+    close,
+    state: () => state,
+    service: (key) => services.get(key),
+    db: () => requireInit(database, "db").kysely,
+    database: () => requireInit(database, "database").ops,
+    queue: () => requireInit(queue, "queue"),
+    plugins: () => order,
+    handles: (pathname) => routes.allowed(pathname).length > 0,
+    get handler() {
+      handler ??= createNodeListener(instance);
+      return handler;
+    },
+    listen: (options) => listen(instance, options),
+  };
+  let handler: NodeListener | undefined;
+  return instance;
+}
