@@ -6,7 +6,7 @@ import { H3, type H3Event } from "h3";
 import type { Kysely } from "kysely";
 import type { Storage } from "unstorage";
 import { DEFAULT_STORAGE_QUOTA_BYTES, type VellumConfig } from "./config.js";
-import { MigrationRunner, type MigrationResult } from "./db/migrations.js";
+import { type MigrationResult, MigrationRunner, type MigrationStatus } from "./db/migrations.js";
 import { openSqlite } from "./db/sqlite.js";
 import type { DatabaseOps, VellumDatabase } from "./db/types.js";
 import { CoreErrors, VellumError } from "./errors/vellum-error.js";
@@ -53,6 +53,8 @@ export interface Vellum {
   init(): Promise<void>;
   /** init, then runs pending migrations (or refuses when `migrate: false` and some are pending). */
   migrate(): Promise<MigrateOutcome>;
+  /** Applied, pending and drifted migrations of every plugin (after init). */
+  migrationStatus(): Promise<MigrationStatus>;
   /** init → migrate → start → ready. Requests are answered 503 until this resolves. */
   ready(): Promise<void>;
   /** Stops taking requests, waits for in-flight ones, stops jobs, closes plugins in reverse order. */
@@ -309,6 +311,7 @@ export function createVellum(input: VellumConfig): Vellum {
     },
     init,
     migrate,
+    migrationStatus: kernel.migrationStatus,
     ready,
     close,
     state: () => state,

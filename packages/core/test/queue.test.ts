@@ -296,9 +296,9 @@ describe("JobQueue", () => {
       { n: 1, status: "applied" },
       { n: 2, status: "applied" },
     ]);
-    expect(errors).toHaveLength(1);
-    expect((errors[0]?.error as Error).message).toBe("hook failed");
-    expect(errors[0]?.queue).toBe("writes");
+    expect(errors).toEqual([
+      { error: expect.objectContaining({ message: "hook failed" }), queue: "writes", jobId: expect.any(String) },
+    ]);
   });
 
   it("stop waits for the batch in progress, then no handler runs; stopping twice is safe", async () => {

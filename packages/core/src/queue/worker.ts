@@ -190,7 +190,6 @@ export class QueueWorker {
         await sql`SAVEPOINT vellum_job`.execute(trx);
         try {
           const after = await handler(job, trx);
-          await this.#markApplied(trx, job);
           await sql`RELEASE SAVEPOINT vellum_job`.execute(trx);
           if (typeof after === "function") afterCommit.push({ job, run: after });
         } catch (error) {
@@ -201,6 +200,7 @@ export class QueueWorker {
         }
       }
     });
+    for (const job of jobs.slice(0, afterCommit.length)) await this.#markApplied(this.#db, job);
     for (const { job, run } of afterCommit) {
       try {
         await run();
