@@ -16,13 +16,13 @@ import { errorsPage } from "./http/errors-page.js";
 import { createPipeline, type LifecycleState } from "./http/pipeline.js";
 import { requestId } from "./http/request-id.js";
 import { RouteTable } from "./http/routes.js";
+import { LifecycleCallbacks, withTimeout } from "./internal/lifecycle.js";
 import { createPluginContext, type KernelParts } from "./internal/plugin-context.js";
 import { registerQueueMetrics } from "./internal/queue-metrics.js";
-import { LifecycleCallbacks, withTimeout } from "./internal/lifecycle.js";
-import { createNodeListener, type NodeListener } from "./node/handler.js";
-import { type ListenOptions, listen, type VellumServer } from "./node/listen.js";
 import { registerCoreMetrics } from "./metrics/core-metrics.js";
 import { createMetrics, type VellumMetrics } from "./metrics/metrics.js";
+import { createNodeListener, type NodeListener } from "./node/handler.js";
+import { type ListenOptions, listen, type VellumServer } from "./node/listen.js";
 import type { KernelInfo } from "./plugin/context.js";
 import type { VellumPlugin } from "./plugin/define.js";
 import { resolvePlugins } from "./plugin/graph.js";
@@ -31,7 +31,7 @@ import { queueMigrations } from "./queue/migrations.js";
 import { Scheduler } from "./scheduler.js";
 import { createKeyVerifier, MIN_API_KEY_LENGTH, presentedKey } from "./security/api-key.js";
 import { assignClientAddress, clientIp } from "./security/client-ip.js";
-import { createCsrfTokens, type CsrfTokens } from "./security/csrf.js";
+import { type CsrfTokens, createCsrfTokens } from "./security/csrf.js";
 import { LockoutTracker } from "./security/lockout.js";
 import { MemoryRateLimitStore } from "./security/rate-limit.js";
 import { ServiceRegistry, type VellumServices } from "./services.js";
@@ -108,7 +108,12 @@ export function createVellum(input: VellumConfig): Vellum {
     logger.withTag(info.plugin).error(`${info.hook ? `hook ${info.hook}` : "background task"} failed`, error);
     if (info.hook) coreMetrics.hookFailures.inc({ plugin: info.plugin, hook: info.hook });
     if (info.hook === "vellum:error") return;
-    void bus.call("vellum:error", { error, plugin: info.plugin, ...(info.hook ? { hook: info.hook } : {}), tags: { where, ...info.tags } });
+    void bus.call("vellum:error", {
+      error,
+      plugin: info.plugin,
+      ...(info.hook ? { hook: info.hook } : {}),
+      tags: { where, ...info.tags },
+    });
   };
   const bus = new VellumHookBus((error, info) => captureError(error, info));
 
@@ -197,7 +202,11 @@ export function createVellum(input: VellumConfig): Vellum {
     queue = new JobQueue({
       db,
       logger: logger.withTag("queue"),
-      onError: (error, info) => captureError(error, { plugin: "queue", tags: { queue: info.queue, ...(info.jobId ? { job: info.jobId } : {}) } }),
+      onError: (error, info) =>
+        captureError(error, {
+          plugin: "queue",
+          tags: { queue: info.queue, ...(info.jobId ? { job: info.jobId } : {}) },
+        }),
     });
     registerQueueMetrics(metrics, queue);
     scheduler.schedule("core:prune-jobs", { everyMs: 60 * 60_000, jitterMs: 60_000 }, async () => {
@@ -205,8 +214,23 @@ export function createVellum(input: VellumConfig): Vellum {
     });
     csrf = createCsrfTokens(await loadCsrfSecret());
     const parts: KernelParts = {
-      config, logger, bus, hookRegistry, db, database: database.ops, storage, metrics, queue, scheduler,
-      routes, migrations, services, lifecycle, features, kernel, captureError,
+      config,
+      logger,
+      bus,
+      hookRegistry,
+      db,
+      database: database.ops,
+      storage,
+      metrics,
+      queue,
+      scheduler,
+      routes,
+      migrations,
+      services,
+      lifecycle,
+      features,
+      kernel,
+      captureError,
     };
     // biome-ignore lint/suspicious/noExplicitAny: plugins carry their own option types
     const byName = new Map<string, VellumPlugin<any>>(plugins.map((p) => [p.name, p]));
@@ -238,7 +262,8 @@ export function createVellum(input: VellumConfig): Vellum {
     }
     const outcome = await runner.migrate(migrateOrder);
     const { drift } = await runner.status();
-    for (const d of drift) logger.warn(CoreErrors.migrationDrift([d.plugin, `${d.name} is ${d.kind.replace(/_/g, " ")}`]).message);
+    for (const d of drift)
+      logger.warn(CoreErrors.migrationDrift([d.plugin, `${d.name} is ${d.kind.replace(/_/g, " ")}`]).message);
     return outcome;
   }
 

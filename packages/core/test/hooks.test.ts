@@ -38,7 +38,11 @@ describe("in-transaction commit hooks", () => {
       setup(ctx) {
         ctx.migrations({
           "0001_init": {
-            up: (db) => db.schema.createTable("indexer_rows").addColumn("id", "text", (c) => c.primaryKey()).execute(),
+            up: (db) =>
+              db.schema
+                .createTable("indexer_rows")
+                .addColumn("id", "text", (c) => c.primaryKey())
+                .execute(),
           },
         });
         ctx.hooks.hook("article:commit", async ({ article, trx }) => {
@@ -112,7 +116,10 @@ describe("after-commit hooks", () => {
     });
     t = await createTestVellum({ plugins: [p()] });
     const hooks = t.vellum.hooks;
-    const payload = { article: { id: "x", title: "", slug: "x", content: "", tags: [], created_at: "", updated_at: "" }, context: {} };
+    const payload = {
+      article: { id: "x", title: "", slug: "x", content: "", tags: [], created_at: "", updated_at: "" },
+      context: {},
+    };
     await hooks.callHook("article:afterCreate", payload);
     expect(calls).toBe(1);
     await t.close();

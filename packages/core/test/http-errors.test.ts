@@ -22,7 +22,11 @@ async function expectError(res: Response, code: keyof typeof API_ERROR_STATUS) {
 }
 
 const post = async (path: string, init: RequestInit = {}) =>
-  t.fetch(path, { method: "POST", ...init, headers: { ...(await t.writeHeaders()), ...(init.headers as Record<string, string>) } });
+  t.fetch(path, {
+    method: "POST",
+    ...init,
+    headers: { ...(await t.writeHeaders()), ...(init.headers as Record<string, string>) },
+  });
 
 describe("kernel-owned error codes", () => {
   it("invalid_json for a malformed body and for a non-object", async () => {
@@ -36,13 +40,22 @@ describe("kernel-owned error codes", () => {
   });
 
   it("unsupported_media_type for a missing or wrong Content-Type", async () => {
-    await expectError(await post("/api/v1/echo", { body: '{"a":1}', headers: { "content-type": "text/plain" } }), "unsupported_media_type");
-    await expectError(await post("/api/v1/echo", { body: "a=1", headers: { "content-type": "application/x-www-form-urlencoded" } }), "unsupported_media_type");
+    await expectError(
+      await post("/api/v1/echo", { body: '{"a":1}', headers: { "content-type": "text/plain" } }),
+      "unsupported_media_type",
+    );
+    await expectError(
+      await post("/api/v1/echo", { body: "a=1", headers: { "content-type": "application/x-www-form-urlencoded" } }),
+      "unsupported_media_type",
+    );
   });
 
   it("payload_too_large above 2 MiB, declared or streamed", async () => {
     const big = JSON.stringify({ x: "a".repeat(2 * 1024 * 1024) });
-    await expectError(await post("/api/v1/echo", { body: big, headers: { "content-type": "application/json" } }), "payload_too_large");
+    await expectError(
+      await post("/api/v1/echo", { body: big, headers: { "content-type": "application/json" } }),
+      "payload_too_large",
+    );
     const stream = new ReadableStream({
       start(controller) {
         for (let i = 0; i < 40; i++) controller.enqueue(new TextEncoder().encode("a".repeat(64 * 1024)));

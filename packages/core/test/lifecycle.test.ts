@@ -44,8 +44,16 @@ describe("lifecycle", () => {
     await vellum.close();
     expect(vellum.state()).toBe("closed");
     expect(log).toEqual([
-      "setup:a", "setup:b", "start:a", "start:b", "ready:a", "ready:b",
-      "preClose:b", "preClose:a", "close:b", "close:a",
+      "setup:a",
+      "setup:b",
+      "start:a",
+      "start:b",
+      "ready:a",
+      "ready:b",
+      "preClose:b",
+      "preClose:a",
+      "close:b",
+      "close:a",
     ]);
   });
 
@@ -126,7 +134,11 @@ describe("lifecycle", () => {
         injected = ctx.inject("articles");
       },
     });
-    const stranger = definePlugin({ name: "stranger", optionalDependsOn: [], setup: (ctx) => void ctx.inject("articles") });
+    const stranger = definePlugin({
+      name: "stranger",
+      optionalDependsOn: [],
+      setup: (ctx) => void ctx.inject("articles"),
+    });
     const ok = await bare([provider(), consumer()]);
     await ok.ready();
     expect(injected).toBe(fake);

@@ -13,7 +13,11 @@ afterEach(async () => {
 });
 
 const createTable: Migration = {
-  up: (db) => db.schema.createTable("shelf_items").addColumn("id", "text", (c) => c.primaryKey()).execute(),
+  up: (db) =>
+    db.schema
+      .createTable("shelf_items")
+      .addColumn("id", "text", (c) => c.primaryKey())
+      .execute(),
 };
 const addColumn: Migration = {
   up: (db) => db.schema.alterTable("shelf_items").addColumn("label", "text").execute(),
@@ -43,7 +47,11 @@ describe("migrations", () => {
   it("applies per plugin into its own table, in name order, and only once across restarts", async () => {
     const dir = await tempDir();
     const first = await boot({ "0001_create": createTable }, dir);
-    const applied = await first.vellum.db().selectFrom(migrationTableName("shelf")).select(["name", "checksum"]).execute();
+    const applied = await first.vellum
+      .db()
+      .selectFrom(migrationTableName("shelf"))
+      .select(["name", "checksum"])
+      .execute();
     expect(applied.map((r) => r.name)).toEqual(["0001_create"]);
     expect(applied[0]?.checksum).toMatch(/^[0-9a-f]{64}$/);
     await restart(first);
@@ -55,14 +63,21 @@ describe("migrations", () => {
     const status = await second.vellum.migrationStatus();
     expect(status.pending).toEqual([]);
     expect(status.drift).toEqual([]);
-    expect(status.applied.filter((a) => a.plugin === "shelf").map((a) => a.name)).toEqual(["0001_create", "0002_label"]);
+    expect(status.applied.filter((a) => a.plugin === "shelf").map((a) => a.name)).toEqual([
+      "0001_create",
+      "0002_label",
+    ]);
   });
 
   it("detects drift: a changed checksum and an applied migration missing from the code", async () => {
     const dir = await tempDir();
     await restart(await boot({ "0001_create": createTable, "0002_label": addColumn }, dir));
     const changed: Migration = {
-      up: (db) => db.schema.createTable("shelf_items").addColumn("id", "integer", (c) => c.primaryKey()).execute(),
+      up: (db) =>
+        db.schema
+          .createTable("shelf_items")
+          .addColumn("id", "integer", (c) => c.primaryKey())
+          .execute(),
     };
     const second = await boot({ "0001_create": changed }, dir);
     const status = await second.vellum.migrationStatus();

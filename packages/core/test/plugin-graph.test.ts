@@ -27,7 +27,10 @@ describe("plugin graph", () => {
   });
 
   it("orders after optional dependencies when present and ignores them when absent", () => {
-    expect(names(resolvePlugins([plugin("cache", [], ["articles"]), plugin("articles")]))).toEqual(["articles", "cache"]);
+    expect(names(resolvePlugins([plugin("cache", [], ["articles"]), plugin("articles")]))).toEqual([
+      "articles",
+      "cache",
+    ]);
     expect(names(resolvePlugins([plugin("cache", [], ["articles"])]))).toEqual(["cache"]);
   });
 

@@ -144,6 +144,26 @@ describe("JobQueue", () => {
     expect(await effectValues(db)).toEqual(Array.from({ length: 100 }, (_, n) => ({ n })));
   });
 
+  it("yields to the event loop between batches so a busy queue never starves timers and I/O", async () => {
+    const { db, queue } = await setup();
+    await db.transaction().execute(async (trx) => {
+      for (let n = 0; n < 300; n++) await queue.enqueue(trx, "writes", "write", { n });
+    });
+    let handled = 0;
+    queue.process(
+      "writes",
+      async (job, trx) => {
+        await insertEffect(trx, job);
+        handled++;
+      },
+      { batchSize: 1 },
+    );
+    queue.start();
+    const handledWhenTimerFired = await new Promise<number>((resolve) => setTimeout(() => resolve(handled), 0));
+    expect(handledWhenTimerFired).toBeLessThan(300);
+    await waitFor(() => handled === 300);
+  });
+
   it("rolls a failing job back to its savepoint, commits the jobs before it and retries it first", async () => {
     const { db, queue } = await setup();
     for (let n = 0; n < 10; n++) await queue.enqueue(db, "writes", "write", { n });

@@ -42,7 +42,11 @@ describe("API key", () => {
     const viaHeader = await t.fetch("/admin/run", { method: "POST", headers: { "x-api-key": TEST_API_KEY } });
     expect(viaHeader.status).toBe(200);
     const csrf = await t.writeHeaders();
-    const echoViaHeader = await echo({ cookie: csrf.cookie!, "x-csrf-token": csrf["x-csrf-token"]!, "x-api-key": TEST_API_KEY });
+    const echoViaHeader = await echo({
+      cookie: csrf.cookie!,
+      "x-csrf-token": csrf["x-csrf-token"]!,
+      "x-api-key": TEST_API_KEY,
+    });
     expect(echoViaHeader.status).toBe(401);
   });
 });
@@ -68,9 +72,15 @@ describe("CSRF", () => {
     const good = await t.writeHeaders();
     const auth = { authorization: good.authorization! };
     expect(await codeOf(await echo({ ...auth, cookie: good.cookie! }))).toEqual({ status: 403, code: "csrf_failed" });
-    expect(await codeOf(await echo({ ...auth, "x-csrf-token": good["x-csrf-token"]! }))).toEqual({ status: 403, code: "csrf_failed" });
+    expect(await codeOf(await echo({ ...auth, "x-csrf-token": good["x-csrf-token"]! }))).toEqual({
+      status: 403,
+      code: "csrf_failed",
+    });
     const other = createCsrfTokens("attacker-secret-attacker-secret-00").issue();
-    expect(await codeOf(await echo({ ...auth, cookie: good.cookie!, "x-csrf-token": other }))).toEqual({ status: 403, code: "csrf_failed" });
+    expect(await codeOf(await echo({ ...auth, cookie: good.cookie!, "x-csrf-token": other }))).toEqual({
+      status: 403,
+      code: "csrf_failed",
+    });
     expect(await codeOf(await echo({ ...auth, cookie: `svc_csrf=${other}`, "x-csrf-token": other }))).toEqual({
       status: 403,
       code: "csrf_failed",
@@ -89,7 +99,9 @@ describe("CSRF", () => {
     const dataDir = t.dataDir;
     await t.vellum.close();
     const again = await createTestVellum({ plugins: [probePlugin()], dataDir });
-    expect((await again.fetch("/api/v1/echo", { method: "POST", json: {}, headers, clientAddress: "198.51.100.1" })).status).toBe(200);
+    expect(
+      (await again.fetch("/api/v1/echo", { method: "POST", json: {}, headers, clientAddress: "198.51.100.1" })).status,
+    ).toBe(200);
     await again.close();
   });
 });
@@ -153,7 +165,10 @@ describe("rate limits", () => {
     for (let i = 0; i < 3; i++) {
       await t.fetch("/api/v1/limited", { clientAddress: "192.0.2.5", headers: { "x-forwarded-for": `9.9.9.${i}` } });
     }
-    const res = await t.fetch("/api/v1/limited", { clientAddress: "192.0.2.5", headers: { "x-forwarded-for": "9.9.9.99" } });
+    const res = await t.fetch("/api/v1/limited", {
+      clientAddress: "192.0.2.5",
+      headers: { "x-forwarded-for": "9.9.9.99" },
+    });
     expect(res.status).toBe(429);
   });
 });

@@ -66,7 +66,12 @@ async function readApplied(db: AnyDb, plugin: string): Promise<AppliedMigration[
   const table = migrationTableName(plugin);
   await ensureTable(db, table);
   const rows = await db.selectFrom(table).select(["name", "checksum", "applied_at"]).orderBy("name").execute();
-  return rows.map((r) => ({ plugin, name: String(r.name), checksum: String(r.checksum), applied_at: String(r.applied_at) }));
+  return rows.map((r) => ({
+    plugin,
+    name: String(r.name),
+    checksum: String(r.checksum),
+    applied_at: String(r.applied_at),
+  }));
 }
 
 /**
@@ -142,7 +147,9 @@ export class MigrationRunner {
 
   /** Lists every table the database holds (for schema snapshots and backup). */
   async tables(): Promise<string[]> {
-    const rows = await sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`.execute(this.#db);
+    const rows = await sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`.execute(
+      this.#db,
+    );
     return rows.rows.map((r) => r.name);
   }
 }

@@ -65,8 +65,7 @@ export const CoreErrors = {
   ),
   serviceDuplicate: createErrorType(
     "VELLUM_SERVICE_DUPLICATE",
-    (key: string, first: string, second: string) =>
-      `service '${key}' is provided by both '${first}' and '${second}'`,
+    (key: string, first: string, second: string) => `service '${key}' is provided by both '${first}' and '${second}'`,
   ),
   serviceUndeclared: createErrorType(
     "VELLUM_SERVICE_UNDECLARED",
@@ -80,8 +79,7 @@ export const CoreErrors = {
   ),
   migrationFailed: createErrorType(
     "VELLUM_MIGRATION_FAILED",
-    (plugin: string, migration: string, reason: string) =>
-      `migration ${plugin}/${migration} failed: ${reason}`,
+    (plugin: string, migration: string, reason: string) => `migration ${plugin}/${migration} failed: ${reason}`,
   ),
   migrationsPending: createErrorType(
     "VELLUM_MIGRATIONS_PENDING",

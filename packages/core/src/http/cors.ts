@@ -7,7 +7,8 @@ export interface CorsPolicy {
 }
 
 const ALLOWED_HEADERS = "authorization, content-type, x-csrf-token, x-request-id, x-api-key, if-none-match";
-const EXPOSED_HEADERS = "x-request-id, etag, location, retry-after, ratelimit-limit, ratelimit-remaining, ratelimit-reset";
+const EXPOSED_HEADERS =
+  "x-request-id, etag, location, retry-after, ratelimit-limit, ratelimit-remaining, ratelimit-reset";
 
 export function createCorsPolicy(origins: readonly string[]): CorsPolicy {
   const any = origins.includes("*");

@@ -1,14 +1,14 @@
 import { API_ERROR_DESCRIPTIONS, API_ERROR_STATUS, type ApiErrorCode } from "../errors/api-error.js";
 import { HTML_CSP } from "./security-headers.js";
 
-const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** `/docs/api/errors`: one anchored entry per code, so `docs` links in error bodies resolve. */
 export function errorsPage(): Response {
   const rows = (Object.keys(API_ERROR_STATUS) as ApiErrorCode[])
     .map(
       (code) =>
-        `<tr id="${code}"><td><code>${code}</code></td><td>${API_ERROR_STATUS[code]}</td><td>${escape(API_ERROR_DESCRIPTIONS[code])}</td></tr>`,
+        `<tr id="${code}"><td><code>${code}</code></td><td>${API_ERROR_STATUS[code]}</td><td>${escapeHtml(API_ERROR_DESCRIPTIONS[code])}</td></tr>`,
     )
     .join("\n");
   const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Vellum API errors</title>

@@ -2,7 +2,11 @@ import type { H3Event } from "h3";
 import { ApiError } from "../errors/api-error.js";
 
 /** Reads an integer query parameter within [min, max]; absent → fallback; anything else → 400. */
-export function intQuery(event: H3Event, name: string, options: { min: number; max: number; fallback: number }): number {
+export function intQuery(
+  event: H3Event,
+  name: string,
+  options: { min: number; max: number; fallback: number },
+): number {
   const raw = event.url.searchParams.get(name);
   if (raw === null) return options.fallback;
   if (!/^-?\d{1,12}$/.test(raw)) {

@@ -88,7 +88,8 @@ export function createPipeline(deps: PipelineDeps) {
     if (!route) {
       const allowed = deps.routes.allowed(event.url.pathname);
       if (allowed.length === 0) throw new ApiError("not_found", "No such route.");
-      if (event.req.method === "OPTIONS") return new Response(null, { status: 204, headers: { allow: allowed.join(", ") } });
+      if (event.req.method === "OPTIONS")
+        return new Response(null, { status: 204, headers: { allow: allowed.join(", ") } });
       throw new ApiError("method_not_allowed", `Use one of: ${allowed.join(", ")}.`, {
         headers: { allow: allowed.join(", ") },
       });
@@ -123,7 +124,10 @@ export function createPipeline(deps: PipelineDeps) {
     const id = requestId(event);
     const original = error.cause !== undefined && error.unhandled ? error.cause : error;
     if (ApiError.is(original)) {
-      return errorResponse(original.code, original.message, id, { details: original.details, headers: original.headers });
+      return errorResponse(original.code, original.message, id, {
+        details: original.details,
+        headers: original.headers,
+      });
     }
     if (ApiError.is(error)) return errorResponse(error.code, error.message, id, { headers: error.headers });
     if (HTTPError.isError(error) && !error.unhandled && error.status < 500) {

@@ -52,14 +52,14 @@ export class RouteTable {
   }
 
   add(plugin: string, method: HttpMethod, path: string, handler: RouteHandler, meta: RouteMeta = {}): void {
-    const existing = findRoute(this.#byPath, "", path);
-    const sameShape = existing && existing.data && [...existing.data.values()][0]?.path === path;
-    const methods = sameShape ? (existing.data as Map<string, RouteRecord>) : new Map<string, RouteRecord>();
+    const found = findRoute(this.#byPath, "", path)?.data;
+    const shared = found && [...found.values()][0]?.path === path ? found : undefined;
+    const methods = shared ?? new Map<string, RouteRecord>();
     const clash = methods.get(method);
     if (clash) throw CoreErrors.routeDuplicate([method, path, clash.plugin, plugin], { plugin });
     const record: RouteRecord = { method, path, plugin, meta };
     methods.set(method, record);
-    if (!sameShape) addRoute(this.#byPath, "", path, methods);
+    if (!shared) addRoute(this.#byPath, "", path, methods);
     this.#records.push(record);
     this.#app.on(method, path, handler, { meta: { ...meta, plugin } });
   }

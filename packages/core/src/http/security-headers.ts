@@ -6,4 +6,5 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
 };
 
 /** Strict CSP for the HTML pages the service renders itself. */
-export const HTML_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+export const HTML_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";

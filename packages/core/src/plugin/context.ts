@@ -57,7 +57,11 @@ export interface VellumPluginContext<O extends object = Record<string, unknown>>
   /** Registers this plugin's migrations (`NNNN_description` → `{ up, down? }`). */
   migrations(set: MigrationSet): void;
   /** A job that runs between start and close, never overlapping itself. */
-  schedule(name: string, options: { everyMs: number; jitterMs?: number; runImmediately?: boolean }, fn: () => void | Promise<void>): void;
+  schedule(
+    name: string,
+    options: { everyMs: number; jitterMs?: number; runImmediately?: boolean },
+    fn: () => void | Promise<void>,
+  ): void;
   provide<K extends keyof VellumServices & string>(key: K, impl: VellumServices[K]): void;
   inject<K extends keyof VellumServices & string>(key: K): VellumServices[K];
   onStart(fn: LifecycleCallback): void;

@@ -135,7 +135,10 @@ export class QueueWorker {
         this.#onError(error, { queue: this.#queue });
         delay = this.#pollMs;
       }
-      if (delay > 0 && !this.#notified && !this.#stopped) await this.#sleep(delay);
+      if (this.#stopped) break;
+      // Between batches, let I/O and timers run: with a synchronous driver every await is a microtask.
+      if (delay > 0 && !this.#notified) await this.#sleep(delay);
+      else await new Promise((resolve) => setImmediate(resolve));
     }
   }
 
@@ -190,6 +193,7 @@ export class QueueWorker {
         await sql`SAVEPOINT vellum_job`.execute(trx);
         try {
           const after = await handler(job, trx);
+          await this.#markApplied(trx, job);
           await sql`RELEASE SAVEPOINT vellum_job`.execute(trx);
           if (typeof after === "function") afterCommit.push({ job, run: after });
         } catch (error) {
@@ -200,7 +204,6 @@ export class QueueWorker {
         }
       }
     });
-    for (const job of jobs.slice(0, afterCommit.length)) await this.#markApplied(this.#db, job);
     for (const { job, run } of afterCommit) {
       try {
         await run();

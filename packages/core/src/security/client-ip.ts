@@ -23,7 +23,10 @@ export function clientIp(event: H3Event, trustProxy: boolean | number): string {
   if (hops > 0) {
     const forwarded = event.req.headers.get("x-forwarded-for");
     if (forwarded) {
-      const list = forwarded.split(",").map((s) => s.trim()).filter(Boolean);
+      const list = forwarded
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean);
       const picked = list[Math.max(0, list.length - hops)];
       if (picked) return picked;
     }

@@ -1,0 +1,59 @@
+import { describe, expect, it } from "vitest";
+import * as core from "../src/index.js";
+import * as node from "../src/node/index.js";
+import * as testing from "../src/testing/index.js";
+
+describe("public exports", () => {
+  it("@vellum/core", () => {
+    expect(Object.keys(core).sort()).toMatchInlineSnapshot(`
+      [
+        "API_ERROR_DESCRIPTIONS",
+        "API_ERROR_STATUS",
+        "ApiError",
+        "CoreErrors",
+        "DATA_DIR_MOUNTS",
+        "DEFAULT_STORAGE_QUOTA_BYTES",
+        "ISOLATED_HOOKS",
+        "MAX_JSON_BYTES",
+        "MIN_API_KEY_LENGTH",
+        "MemoryRateLimitStore",
+        "VellumError",
+        "clientIp",
+        "createErrorType",
+        "createVellum",
+        "defineConfig",
+        "definePlugin",
+        "defineVellumPlugin",
+        "directoryBytes",
+        "errorResponse",
+        "intQuery",
+        "isIsolatedHook",
+        "isLoopback",
+        "migrationChecksum",
+        "migrationTableName",
+        "pathParam",
+        "readJsonBody",
+        "requestId",
+        "resolvePlugins",
+        "validationFailed",
+        "walkFiles",
+      ]
+    `);
+  });
+  it("@vellum/core/node", () => {
+    expect(Object.keys(node).sort()).toMatchInlineSnapshot(`
+      [
+        "createNodeListener",
+        "listen",
+      ]
+    `);
+  });
+  it("@vellum/core/testing", () => {
+    expect(Object.keys(testing).sort()).toMatchInlineSnapshot(`
+      [
+        "TEST_API_KEY",
+        "createTestVellum",
+      ]
+    `);
+  });
+});
