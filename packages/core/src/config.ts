@@ -39,7 +39,7 @@ export interface VellumConfig {
   /** Reported as `version` in `/health`. */
   version?: string;
   logger?: ConsolaInstance;
-  /** consola level when no logger is given (0 silent … 5 trace). Default 3 (info). */
+  /** consola level when no logger is given (-Infinity silent, 0 errors, 1 warnings, 3 info, 4 debug, 5 trace). Default 3. */
   logLevel?: number;
   /** Write one access log line per request. Default true. */
   accessLog?: boolean;

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { createConsola } from "consola";
 import { H3, type H3Event } from "h3";
 import type { Kysely } from "kysely";
@@ -35,7 +35,7 @@ import { type CsrfTokens, createCsrfTokens } from "./security/csrf.js";
 import { LockoutTracker } from "./security/lockout.js";
 import { MemoryRateLimitStore } from "./security/rate-limit.js";
 import { ServiceRegistry, type VellumServices } from "./services.js";
-import { createVellumStorage } from "./storage/storage.js";
+import { createVellumStorage, DATA_DIR_MOUNTS } from "./storage/storage.js";
 
 export interface MigrateOutcome {
   results: MigrationResult[];
@@ -193,8 +193,9 @@ export function createVellum(input: VellumConfig): Vellum {
     state = "starting";
     const plugins = resolvePlugins(config.plugins ?? []);
     order = plugins.map((p) => p.name);
+    for (const dir of ["db", ...DATA_DIR_MOUNTS]) mkdirSync(join(config.dataDir, dir), { recursive: true });
     const sqlite = config.database?.sqlite ?? { path: join(config.dataDir, "db", "vellum.sqlite") };
-    if (sqlite.path !== ":memory:") mkdirSync(join(sqlite.path, ".."), { recursive: true });
+    if (sqlite.path !== ":memory:") mkdirSync(dirname(sqlite.path), { recursive: true });
     database = await openSqlite(sqlite);
     const db = database.kysely;
     migrations = new MigrationRunner(db);

@@ -129,18 +129,26 @@ describe("JobQueue", () => {
   it("group-commits pending jobs: many jobs share one transaction", async () => {
     const { db, queue } = await setup();
     for (let n = 0; n < 100; n++) await queue.enqueue(db, "writes", "write", { n });
-    const transactions = new Set<AnyTransaction>();
+    const transactions = new Map<AnyTransaction, string[]>();
+    const unmarkedEarlierJobs: string[] = [];
     queue.process(
       "writes",
       async (job, trx) => {
-        transactions.add(trx);
+        const earlier = transactions.get(trx) ?? [];
+        // Earlier jobs of this batch are already marked applied inside this same, uncommitted transaction.
+        for (const id of earlier) {
+          const row = await trx.selectFrom("_vellum_jobs").select("status").where("id", "=", id).executeTakeFirst();
+          if (row?.status !== "applied") unmarkedEarlierJobs.push(id);
+        }
+        transactions.set(trx, [...earlier, job.id]);
         await insertEffect(trx, job);
       },
       { batchSize: 32 },
     );
     queue.start();
     await waitFor(async () => (await queue.stats()).length === 0);
-    expect(transactions.size).toBe(4);
+    expect([...transactions.values()].map((ids) => ids.length)).toEqual([32, 32, 32, 4]);
+    expect(unmarkedEarlierJobs).toEqual([]);
     expect(await effectValues(db)).toEqual(Array.from({ length: 100 }, (_, n) => ({ n })));
   });
 
