@@ -1,0 +1,39 @@
+import { createVellum } from "@vellum/core";
+import { listen, type VellumServer } from "@vellum/core/node";
+import { defineCommand } from "citty";
+import { ensureApiKey } from "../api-key.js";
+import type { CliContext } from "../context.js";
+import { ensureCsrfSecret } from "../csrf-secret.js";
+import { loadSettings, toVellumConfig } from "../settings.js";
+import { addressArgs, addressFlags } from "./args.js";
+
+/** `vellum serve`: checks the configuration, starts every plugin and listens until SIGTERM/SIGINT. */
+export function serveCommand(ctx: CliContext) {
+  return defineCommand({
+    meta: { name: "serve", description: "Start the HTTP server (runs pending migrations first)" },
+    args: addressArgs,
+    async run({ args }) {
+      const settings = await loadSettings(ctx, addressFlags(args));
+      const { config } = settings;
+      const { key } = await ensureApiKey({
+        configured: config.security?.apiKey,
+        dataDir: config.dataDir,
+        announce: ctx.print,
+      });
+      const csrfSecret = config.security?.csrfSecret ?? (await ensureCsrfSecret(config.dataDir));
+      const vellum = createVellum(toVellumConfig(settings, ctx, { apiKey: key, csrfSecret }));
+      let server: VellumServer;
+      try {
+        await vellum.ready();
+        server = await listen(vellum, { port: config.port, host: config.host, signals: ctx.signals ?? true });
+      } catch (error) {
+        await vellum
+          .close()
+          .catch((closeError: unknown) => ctx.logger.debug("close after a failed start:", closeError));
+        throw error;
+      }
+      ctx.logger.ready(`vellum ${ctx.version} listening on ${server.url} (data directory ${config.dataDir})`);
+      ctx.onListen?.(server);
+    },
+  });
+}

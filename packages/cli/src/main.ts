@@ -1,0 +1,28 @@
+import { defineCommand, renderUsage } from "citty";
+import { addressArgs, addressFlags } from "./commands/args.js";
+import { dryRun } from "./commands/dry-run.js";
+import { migrateCommand } from "./commands/migrate.js";
+import { serveCommand } from "./commands/serve.js";
+import type { CliContext } from "./context.js";
+import { CliError, EXIT_USAGE } from "./errors.js";
+
+/** The `vellum` root command: subcommands, plus `--dry-run` (with the address flags it checks). */
+export function createRootCommand(ctx: CliContext) {
+  const root = defineCommand({
+    meta: { name: "vellum", version: ctx.version, description: "Vellum: an embedded headless CMS" },
+    args: {
+      "dry-run": { type: "boolean", description: "Check the configuration and the plugin graph, then exit" },
+      ...addressArgs,
+    },
+    subCommands: {
+      serve: () => serveCommand(ctx),
+      migrate: () => migrateCommand(ctx),
+    },
+    async run({ args }) {
+      if (args._.length > 0) return;
+      if (args["dry-run"]) return dryRun(ctx, addressFlags(args));
+      throw new CliError(EXIT_USAGE, [await renderUsage(root)]);
+    },
+  });
+  return root;
+}
