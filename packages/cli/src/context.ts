@@ -1,4 +1,4 @@
-import type { VellumPlugin } from "@vellum/core";
+import type { AnyVellumPlugin } from "@vellum/core";
 import type { VellumServer } from "@vellum/core/node";
 import type { ConsolaInstance } from "consola";
 
@@ -9,7 +9,7 @@ export interface CliOptions {
   /** Working directory: where `vellum.config.*` is looked up and relative paths resolve. */
   cwd: string;
   /** The first-party plugins, created fresh for each run; the config file's plugins are appended. */
-  defaultPlugins: () => VellumPlugin[];
+  defaultPlugins: () => AnyVellumPlugin[];
   version: string;
   /**
    * Whether `serve` installs SIGTERM/SIGINT handlers that shut the server down gracefully and then exit the

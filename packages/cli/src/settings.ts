@@ -1,4 +1,4 @@
-import type { VellumConfig, VellumPlugin } from "@vellum/core";
+import type { AnyVellumPlugin, VellumConfig } from "@vellum/core";
 import { readStoredApiKey, storedApiKeyProblem } from "./api-key.js";
 import { loadConfigFile } from "./config-file.js";
 import type { CliContext } from "./context.js";
@@ -8,10 +8,10 @@ import { CliError } from "./errors.js";
 export interface Settings {
   config: ResolvedConfig;
   /** Default plugins followed by the config file's own. */
-  plugins: VellumPlugin[];
+  plugins: AnyVellumPlugin[];
 }
 
-function isPlugin(entry: VellumPlugin | false | null | undefined): entry is VellumPlugin {
+function isPlugin(entry: AnyVellumPlugin | false | null | undefined): entry is AnyVellumPlugin {
   return Boolean(entry);
 }
 

@@ -1,7 +1,7 @@
 import type { ConsolaInstance } from "consola";
 import type { Driver } from "unstorage";
 import type { DatabaseConfig } from "./db/types.js";
-import type { VellumPlugin } from "./plugin/define.js";
+import type { AnyVellumPlugin } from "./plugin/define.js";
 import type { LockoutOptions } from "./security/lockout.js";
 import type { RateLimitStore } from "./security/rate-limit.js";
 
@@ -24,7 +24,7 @@ export interface VellumConfig {
   database?: DatabaseConfig;
   /** Extra or replacement unstorage mounts, keyed by mount base (e.g. `media`, `cache`). */
   storage?: Record<string, Driver>;
-  plugins?: Array<VellumPlugin | false | null | undefined>;
+  plugins?: Array<AnyVellumPlugin | false | null | undefined>;
   /** Options per plugin, keyed by the plugin's `configKey` (its name by default). */
   pluginOptions?: Record<string, Record<string, unknown>>;
   security?: SecurityConfig;

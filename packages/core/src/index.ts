@@ -39,7 +39,13 @@ export { requestId } from "./http/request-id.js";
 export type { HttpMethod, PluginRouter, RouteHandler, RouteMeta, RouteRecord } from "./http/routes.js";
 export type { VellumMetrics } from "./metrics/metrics.js";
 export type { KernelInfo, LifecycleCallback, VellumPluginContext } from "./plugin/context.js";
-export { definePlugin, defineVellumPlugin, type VellumPlugin, type VellumPluginDefinition } from "./plugin/define.js";
+export {
+  type AnyVellumPlugin,
+  definePlugin,
+  defineVellumPlugin,
+  type VellumPlugin,
+  type VellumPluginDefinition,
+} from "./plugin/define.js";
 export { resolvePlugins } from "./plugin/graph.js";
 export type { JobQueue } from "./queue/job-queue.js";
 export type {

@@ -24,7 +24,7 @@ import { createMetrics, type VellumMetrics } from "./metrics/metrics.js";
 import { createNodeListener, type NodeListener } from "./node/handler.js";
 import { type ListenOptions, listen, type VellumServer } from "./node/listen.js";
 import type { KernelInfo } from "./plugin/context.js";
-import type { VellumPlugin } from "./plugin/define.js";
+import type { AnyVellumPlugin } from "./plugin/define.js";
 import { resolvePlugins } from "./plugin/graph.js";
 import { JobQueue } from "./queue/job-queue.js";
 import { queueMigrations } from "./queue/migrations.js";
@@ -233,8 +233,7 @@ export function createVellum(input: VellumConfig): Vellum {
       kernel,
       captureError,
     };
-    // biome-ignore lint/suspicious/noExplicitAny: plugins carry their own option types
-    const byName = new Map<string, VellumPlugin<any>>(plugins.map((p) => [p.name, p]));
+    const byName = new Map<string, AnyVellumPlugin>(plugins.map((p) => [p.name, p]));
     for (const plugin of plugins) {
       const ctx = createPluginContext(plugin, parts, byName);
       const timeoutMs = config.setupTimeoutMs ?? 10_000;

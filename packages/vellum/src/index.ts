@@ -1,13 +1,16 @@
 import { createRequire } from "node:module";
-import type { VellumPlugin } from "@vellum/core";
+import type { AnyVellumPlugin } from "@vellum/core";
+import { articles } from "@vellum/plugin-articles";
+import { health } from "@vellum/plugin-health";
+import { search } from "@vellum/plugin-search";
 
-export type { VellumConfig, VellumPlugin } from "@vellum/core";
+export type { AnyVellumPlugin, VellumConfig, VellumPlugin } from "@vellum/core";
 export { defineConfig, definePlugin } from "@vellum/core";
 
-const firstPartyPlugins: Array<() => VellumPlugin> = [];
+const firstPartyPlugins: Array<() => AnyVellumPlugin> = [articles, search, health];
 
 /** The first-party plugins `vellum serve` loads, each created fresh. */
-export function defaultPlugins(): VellumPlugin[] {
+export function defaultPlugins(): AnyVellumPlugin[] {
   return firstPartyPlugins.map((create) => create());
 }
 

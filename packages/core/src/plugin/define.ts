@@ -24,6 +24,10 @@ export interface VellumPlugin<O extends object = Record<string, unknown>> {
   readonly options: Partial<O>;
 }
 
+/** A plugin of any option type, as lists of plugins hold them. */
+// biome-ignore lint/suspicious/noExplicitAny: option types differ per plugin; each checks its own
+export type AnyVellumPlugin = VellumPlugin<any>;
+
 /**
  * Declares a plugin and returns its options factory:
  * `plugins: [articles(), search({ limit: 50 })]`.

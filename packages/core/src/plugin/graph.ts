@@ -1,8 +1,5 @@
 import { CoreErrors } from "../errors/vellum-error.js";
-import type { VellumPlugin } from "./define.js";
-
-// biome-ignore lint/suspicious/noExplicitAny: plugins carry their own option types
-type AnyPlugin = VellumPlugin<any>;
+import type { AnyVellumPlugin as AnyPlugin } from "./define.js";
 
 /**
  * Normalizes the plugin list (falsy entries dropped), rejects duplicates, and sorts topologically

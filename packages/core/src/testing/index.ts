@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { createConsola } from "consola";
 import type { VellumConfig } from "../config.js";
 import type { VellumErrorEvent } from "../hooks/types.js";
-import type { VellumPlugin } from "../plugin/define.js";
+import type { AnyVellumPlugin } from "../plugin/define.js";
 import { createVellum, type Vellum } from "../vellum.js";
 
 export const TEST_API_KEY = "test-api-key-0123456789abcdef";
@@ -28,8 +28,7 @@ export interface TestVellum {
 }
 
 export interface TestVellumOptions {
-  // biome-ignore lint/suspicious/noExplicitAny: plugins carry their own option types
-  plugins?: Array<VellumPlugin<any>>;
+  plugins?: AnyVellumPlugin[];
   config?: Partial<VellumConfig>;
   /** Reuse a data dir (restart scenarios); it is then not removed on close. */
   dataDir?: string;

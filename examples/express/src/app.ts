@@ -1,0 +1,31 @@
+import { createVellum, type Vellum } from "@vellum/core";
+import express, { type Express } from "express";
+import { defaultPlugins } from "vellum";
+
+export interface App {
+  app: Express;
+  vellum: Vellum;
+}
+
+/**
+ * Vellum as Express middleware: requests for paths Vellum has a route for are answered by
+ * Vellum; everything else falls through (`next()`) to the routes registered after it.
+ */
+export async function createApp(options: { dataDir: string; apiKey: string }): Promise<App> {
+  const vellum = createVellum({
+    dataDir: options.dataDir,
+    plugins: defaultPlugins(),
+    security: { apiKey: options.apiKey },
+    accessLog: false,
+  });
+  await vellum.ready();
+  const app = express();
+  app.use(vellum.handler);
+  app.get("/", (_req, res) => {
+    res.type("text/plain").send("express home\n");
+  });
+  app.use((_req, res) => {
+    res.status(404).type("text/plain").send("express 404\n");
+  });
+  return { app, vellum };
+}
