@@ -33,6 +33,7 @@ export {
 } from "./hooks/types.js";
 export { MAX_JSON_BYTES, readJsonBody } from "./http/body.js";
 export { errorResponse } from "./http/envelope.js";
+export { json } from "./http/json.js";
 export { intQuery, pathParam } from "./http/params.js";
 export type { LifecycleState } from "./http/pipeline.js";
 export { requestId } from "./http/request-id.js";

@@ -29,6 +29,7 @@ describe("public exports", () => {
         "intQuery",
         "isIsolatedHook",
         "isLoopback",
+        "json",
         "migrationChecksum",
         "migrationTableName",
         "pathParam",

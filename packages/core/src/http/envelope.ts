@@ -1,4 +1,5 @@
 import { API_ERROR_STATUS, type ApiErrorCode, type ApiErrorDetail } from "../errors/api-error.js";
+import { json } from "./json.js";
 
 export interface ErrorEnvelope {
   error: {
@@ -21,9 +22,7 @@ export function errorResponse(
     error: { code, message, request_id: requestId, docs: `/docs/api/errors#${code}` },
   };
   if (options.details?.length) body.error.details = options.details;
-  const headers = new Headers(options.headers);
-  headers.set("content-type", "application/json; charset=utf-8");
-  return new Response(JSON.stringify(body), { status: API_ERROR_STATUS[code], headers });
+  return json(body, { status: API_ERROR_STATUS[code], ...(options.headers ? { headers: options.headers } : {}) });
 }
 
 /** Maps a bare HTTP status (from h3 or a library) to the contract code that owns it. */

@@ -1,4 +1,5 @@
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { randomToken } from "../internal/random-pool.js";
 
 export const CSRF_COOKIE = "svc_csrf";
 export const CSRF_HEADER = "x-csrf-token";
@@ -15,7 +16,7 @@ export function createCsrfTokens(secret: string): CsrfTokens {
   const sign = (nonce: string) => createHmac("sha256", secret).update(nonce).digest("base64url");
   return {
     issue() {
-      const nonce = randomBytes(24).toString("base64url");
+      const nonce = randomToken(24);
       return `${nonce}.${sign(nonce)}`;
     },
     verify(token) {
