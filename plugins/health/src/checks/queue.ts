@@ -1,0 +1,44 @@
+import type { VellumPluginContext } from "@vellum/core";
+import type { QueueOptions } from "../options.js";
+import { type FailureLog, withDeadline } from "./state.js";
+
+export interface QueueCheck {
+  state: "ok" | "degraded" | "unavailable";
+  /** Jobs waiting to be applied, all queues together; null when the queue table could not be read. */
+  queue_depth: number | null;
+  /** Jobs in the dead-letter queue, all queues together. */
+  dead_letter: number | null;
+  /** Whether the workers are running (between start and shutdown). */
+  running: boolean;
+  workers: Array<{ queue: string; queued: number; dead_letter: number }>;
+}
+
+/**
+ * Reads the durable queue's backlog. Degraded above the seed's alert levels (depth above 1000,
+ * dead letters above 10, both configurable); unavailable when the queue table cannot be read.
+ */
+export async function checkQueue(
+  ctx: VellumPluginContext<object>,
+  options: QueueOptions,
+  timeoutMs: number,
+  log: FailureLog,
+): Promise<QueueCheck> {
+  const running = ctx.kernel.state() === "ready";
+  try {
+    const rows = await withDeadline(ctx.queue.stats(), timeoutMs, "queue stats");
+    const depth = rows.reduce((sum, r) => sum + r.queued, 0);
+    const dead = rows.reduce((sum, r) => sum + r.failed, 0);
+    log.passed("queue");
+    const over = depth > options.depthLimit || dead > options.deadLetterLimit;
+    return {
+      state: over ? "degraded" : "ok",
+      queue_depth: depth,
+      dead_letter: dead,
+      running,
+      workers: rows.map((r) => ({ queue: r.queue, queued: r.queued, dead_letter: r.failed })),
+    };
+  } catch (error) {
+    log.failed("queue", error);
+    return { state: "unavailable", queue_depth: null, dead_letter: null, running, workers: [] };
+  }
+}

@@ -1,0 +1,3 @@
+export type { HealthOptions, QueueOptions, StorageOptions, WalUpkeepOptions } from "./options.js";
+export { health } from "./plugin.js";
+export type { StorageChange } from "./storage-hook.js";

@@ -1,0 +1,51 @@
+import { ai } from "../checks/ai.js";
+import { ethics } from "../checks/ethics.js";
+import { security } from "../checks/security.js";
+import type { Inspector } from "../inspector.js";
+import { json } from "../respond.js";
+
+const plain = { auth: "none" } as const;
+
+/** `/health/migrations`, `/health/ethics`, `/health/security` and `/health/ai`. */
+export function registerGovernanceRoutes(inspector: Inspector): void {
+  const { ctx } = inspector;
+
+  ctx.router.get(
+    "/health/migrations",
+    async () => {
+      const { state, ...rest } = await inspector.migrations();
+      return json({ status: state, ...rest }, state === "unavailable" ? 503 : 200);
+    },
+    plain,
+  );
+
+  ctx.router.get(
+    "/health/ethics",
+    () =>
+      json(
+        ethics({
+          config: ctx.config,
+          routes: ctx.kernel.routes(),
+          environment: inspector.options.environment ?? process.env,
+          execArgv: process.execArgv,
+          metricsOwner: ctx.name,
+        }),
+      ),
+    plain,
+  );
+
+  ctx.router.get("/health/security", async () => json(await security(ctx.kernel)), plain);
+
+  ctx.router.get(
+    "/health/ai",
+    async () => {
+      const body = ai({
+        features: ctx.features,
+        routes: ctx.kernel.routes(),
+        report: (await inspector.reports()).get("ai"),
+      });
+      return json(body, body.status === "unavailable" ? 503 : 200);
+    },
+    plain,
+  );
+}
