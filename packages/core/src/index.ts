@@ -28,14 +28,15 @@ export {
   ISOLATED_HOOKS,
   isIsolatedHook,
   type OperationContext,
+  type StorageChange,
   type VellumErrorEvent,
   type VellumHooks,
 } from "./hooks/types.js";
 export { MAX_JSON_BYTES, readJsonBody } from "./http/body.js";
 export { errorResponse } from "./http/envelope.js";
-export { json } from "./http/json.js";
+export { json, text } from "./http/json.js";
 export { intQuery, pathParam } from "./http/params.js";
-export type { LifecycleState } from "./http/pipeline.js";
+export type { KeyCheck, LifecycleState } from "./http/pipeline.js";
 export { requestId } from "./http/request-id.js";
 export type { HttpMethod, PluginRouter, RouteHandler, RouteMeta, RouteRecord } from "./http/routes.js";
 export type { VellumMetrics } from "./metrics/metrics.js";

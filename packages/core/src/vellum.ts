@@ -29,7 +29,7 @@ import { resolvePlugins } from "./plugin/graph.js";
 import { JobQueue } from "./queue/job-queue.js";
 import { queueMigrations } from "./queue/migrations.js";
 import { Scheduler } from "./scheduler.js";
-import { createKeyVerifier, MIN_API_KEY_LENGTH, presentedKey } from "./security/api-key.js";
+import { MIN_API_KEY_LENGTH } from "./security/api-key.js";
 import { assignClientAddress, clientIp } from "./security/client-ip.js";
 import { type CsrfTokens, createCsrfTokens } from "./security/csrf.js";
 import { LockoutTracker } from "./security/lockout.js";
@@ -92,7 +92,6 @@ export function createVellum(input: VellumConfig): Vellum {
   const services = new ServiceRegistry();
   const lifecycle = new LifecycleCallbacks();
   const apiKey = config.security?.apiKey;
-  const verifyKey = createKeyVerifier(apiKey);
 
   let state: LifecycleState = "created";
   let inFlight = 0;
@@ -162,7 +161,7 @@ export function createVellum(input: VellumConfig): Vellum {
       trustProxy: config.security?.trustProxy ?? false,
       lockout: lockout.options,
       activeLockouts: () => lockout.active(),
-      authorize: (request) => verifyKey(presentedKey(request.headers, true)),
+      checkKey: (event) => pipeline.checkKey(event),
     },
     clientIp: (event) => clientIp(event, config.security?.trustProxy ?? false),
     inFlight: () => inFlight,

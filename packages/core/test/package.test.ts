@@ -36,6 +36,7 @@ describe("public exports", () => {
         "readJsonBody",
         "requestId",
         "resolvePlugins",
+        "text",
         "validationFailed",
         "walkFiles",
       ]

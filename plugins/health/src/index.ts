@@ -1,3 +1,2 @@
 export type { HealthOptions, QueueOptions, StorageOptions, WalUpkeepOptions } from "./options.js";
 export { health } from "./plugin.js";
-export type { StorageChange } from "./storage-hook.js";

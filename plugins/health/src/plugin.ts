@@ -6,7 +6,6 @@ import { registerComponentRoutes } from "./routes/components.js";
 import { registerGovernanceRoutes } from "./routes/governance.js";
 import { registerMetricsRoute } from "./routes/metrics.js";
 import { registerProbeRoutes } from "./routes/probes.js";
-import type { StorageChange } from "./storage-hook.js";
 import { StorageUsage } from "./storage-usage.js";
 import { WalUpkeep } from "./wal-upkeep.js";
 
@@ -37,7 +36,7 @@ export const health = definePlugin<HealthOptions>({
     });
     const upkeep = new WalUpkeep(ctx, options.wal, metrics);
 
-    ctx.hooks.hook("storage:changed", (change: StorageChange) => usage.apply(change?.bytes));
+    ctx.hooks.hook("storage:changed", (change) => usage.apply(change?.bytes));
     ctx.onStart(async () => {
       await usage.rescan().catch((error: unknown) => ctx.captureError(error, { task: "storage-scan" }));
     });

@@ -1,5 +1,6 @@
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { definePlugin } from "@vellum/core";
 import { createTestVellum, type TestVellum } from "@vellum/core/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { health } from "../src/index.js";
@@ -129,6 +130,15 @@ describe("/health/workers", () => {
       queue_depth: 3,
       workers: [{ queue: "unhandled", queued: 3, dead_letter: 0 }],
     });
+  });
+
+  it("lists every queue that has a worker, idle ones included", async () => {
+    const worker = definePlugin({
+      name: "worker",
+      setup: (ctx) => ctx.queue.process("mail", async () => undefined),
+    });
+    t = await createTestVellum({ plugins: [health(), worker()] });
+    expect((await get("/health/workers")).body.workers).toEqual([{ queue: "mail", queued: 0, dead_letter: 0 }]);
   });
 
   it("counts jobs that exhausted their retries as dead letters", async () => {

@@ -50,6 +50,22 @@ describe("/metrics access", () => {
     expect(await allowed.text()).toContain("service_memory_bytes");
   });
 
+  it("counts wrong keys toward the client's lockout, like failed writes", async () => {
+    t = await createTestVellum({ plugins: [health()], config: { security: { lockout: { maxFailures: 3 } } } });
+    const guess = (key: string) =>
+      t.fetch("/metrics", { clientAddress: "203.0.113.9", headers: { authorization: `Bearer ${key}` } });
+    for (let i = 0; i < 3; i++) expect((await guess(`wrong-key-number-${i}-0000000000`)).status).toBe(403);
+    const locked = await guess(TEST_API_KEY);
+    expect(locked.status).toBe(429);
+    expect((await locked.json()).error.code).toBe("locked_out");
+    expect(Number(locked.headers.get("retry-after"))).toBeGreaterThan(0);
+    const other = await t.fetch("/metrics", {
+      clientAddress: "203.0.113.10",
+      headers: { authorization: `Bearer ${TEST_API_KEY}` },
+    });
+    expect(other.status).toBe(200);
+  });
+
   it("judges the client by the trust-proxy rule, so a forged X-Forwarded-For does not pass as loopback", async () => {
     t = await createTestVellum({ plugins: [health()], config: { security: { trustProxy: true } } });
     const viaProxy = await t.fetch("/metrics", {

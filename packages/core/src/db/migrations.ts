@@ -62,9 +62,23 @@ async function ensureTable(db: AnyDb, table: string): Promise<void> {
     .execute();
 }
 
-async function readApplied(db: AnyDb, plugin: string): Promise<AppliedMigration[]> {
+/** Tables known to exist (they are never dropped), so status reads skip the introspection. */
+const knownTables = new WeakMap<AnyDb, Set<string>>();
+
+async function tableExists(db: AnyDb, table: string): Promise<boolean> {
+  const known = knownTables.get(db) ?? new Set<string>();
+  knownTables.set(db, known);
+  if (known.has(table)) return true;
+  const tables = await db.introspection.getTables({ withInternalKyselyTables: true });
+  for (const t of tables) known.add(t.name);
+  return known.has(table);
+}
+
+/** Applied migrations of a plugin; `create` makes the table first (migrate), status reads never write. */
+async function readApplied(db: AnyDb, plugin: string, create = true): Promise<AppliedMigration[]> {
   const table = migrationTableName(plugin);
-  await ensureTable(db, table);
+  if (create) await ensureTable(db, table);
+  else if (!(await tableExists(db, table))) return [];
   const rows = await db.selectFrom(table).select(["name", "checksum", "applied_at"]).orderBy("name").execute();
   return rows.map((r) => ({
     plugin,
@@ -99,7 +113,7 @@ export class MigrationRunner {
   async status(): Promise<MigrationStatus> {
     const status: MigrationStatus = { applied: [], pending: [], drift: [] };
     for (const [plugin, set] of this.#sets) {
-      const applied = await readApplied(this.#db, plugin);
+      const applied = await readApplied(this.#db, plugin, false);
       const byName = new Map(applied.map((a) => [a.name, a]));
       status.applied.push(...applied);
       for (const a of applied) {

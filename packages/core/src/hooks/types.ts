@@ -28,6 +28,13 @@ export interface HealthCheckResult {
   detail?: Record<string, unknown>;
 }
 
+/** Bytes a plugin added to (positive) or removed from (negative) the data dir. */
+export interface StorageChange {
+  bytes: number;
+  /** Storage mount the change happened in (e.g. `media`), for logs only. */
+  mount?: string;
+}
+
 export interface VellumErrorEvent {
   error: unknown;
   plugin?: string;
@@ -68,6 +75,11 @@ export interface VellumHooks {
   "article:afterDelete": (payload: { article: ArticleRecord; context: OperationContext }) => void | Promise<void>;
 
   "health:check": (payload: { checks: HealthCheckResult[] }) => void | Promise<void>;
+  /**
+   * Announced after a plugin writes or removes files under the data dir (media uploads), so quota
+   * accounting stays current between full rescans.
+   */
+  "storage:changed": (payload: StorageChange) => void | Promise<void>;
 }
 
 export type HookName = keyof VellumHooks & string;
@@ -78,6 +90,7 @@ export const ISOLATED_HOOKS: ReadonlySet<string> = new Set([
   "vellum:error",
   "http:error",
   "health:check",
+  "storage:changed",
   "search:indexed",
   "search:removed",
   "cache:invalidated",

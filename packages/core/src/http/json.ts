@@ -11,3 +11,8 @@ export function json(body: unknown, init: { status?: number; headers?: Record<st
     headers: { "content-type": "application/json; charset=utf-8", ...init.headers },
   });
 }
+
+/** A text response (Prometheus exposition, CSV, …) on the same fast path; set `content-type`. */
+export function text(body: string, init: { status?: number; headers: Record<string, string> }): Response {
+  return new FastResponse(body, { status: init.status ?? 200, headers: init.headers });
+}

@@ -13,6 +13,8 @@ import { requestId, resolveRequestId } from "./request-id.js";
 import { effectiveAuth, type RouteMeta, type RouteTable } from "./routes.js";
 import { SECURITY_HEADERS } from "./security-headers.js";
 
+export type KeyCheck = { result: "ok" | "missing" | "wrong" } | { result: "locked_out"; retryAfterSeconds: number };
+
 export type LifecycleState = "created" | "starting" | "ready" | "closing" | "closed";
 
 export interface PipelineDeps {
@@ -165,5 +167,17 @@ export function createPipeline(deps: PipelineDeps) {
     }
   }
 
-  return { middleware, onRequest, onError, onResponse };
+  /** For routes that check the key themselves: counts failures and honours lockouts like writes do. */
+  async function checkKey(event: H3Event): Promise<KeyCheck> {
+    const ip = clientIp(event, deps.trustProxy);
+    const retryAfter = await deps.lockout.retryAfterSeconds(ip);
+    if (retryAfter > 0) return { result: "locked_out", retryAfterSeconds: retryAfter };
+    const presented = presentedKey(event.req.headers, true);
+    if (presented === undefined) return { result: "missing" };
+    if (verifyKey(presented)) return { result: "ok" };
+    await deps.lockout.recordFailure(ip);
+    return { result: "wrong" };
+  }
+
+  return { middleware, onRequest, onError, onResponse, checkKey };
 }

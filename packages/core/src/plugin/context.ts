@@ -6,7 +6,7 @@ import type { VellumConfig } from "../config.js";
 import type { MigrationSet, MigrationStatus } from "../db/migrations.js";
 import type { DatabaseOps } from "../db/types.js";
 import type { VellumHookApi } from "../hooks/hooks.js";
-import type { LifecycleState } from "../http/pipeline.js";
+import type { KeyCheck, LifecycleState } from "../http/pipeline.js";
 import type { PluginRouter, RouteRecord } from "../http/routes.js";
 import type { VellumMetrics } from "../metrics/metrics.js";
 import type { JobQueue } from "../queue/job-queue.js";
@@ -28,8 +28,11 @@ export interface KernelInfo {
     trustProxy: boolean | number;
     lockout: { maxFailures: number; windowMs: number; durationMs: number };
     activeLockouts(): Promise<number>;
-    /** True when the request carries the API key (Bearer, or `X-API-Key`), compared in constant time. */
-    authorize(request: Request): boolean;
+    /**
+     * Checks the key (Bearer or `X-API-Key`) for routes that authenticate themselves, with the same
+     * lockout accounting as writes: a wrong key counts as a failure, a locked-out client is refused.
+     */
+    checkKey(event: H3Event): Promise<KeyCheck>;
   };
   /** The client IP under the configured trust-proxy rule. */
   clientIp(event: H3Event): string;

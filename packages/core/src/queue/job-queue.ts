@@ -99,6 +99,11 @@ export class JobQueue {
     this.#workers.get(queue)?.notify();
   }
 
+  /** Names of the queues that have a registered handler (each has one worker). */
+  queues(): string[] {
+    return [...this.#workers.keys()];
+  }
+
   async get(id: string): Promise<JobRecord | undefined> {
     const row = await this.#db.selectFrom(JOBS_TABLE).selectAll().where("id", "=", id).executeTakeFirst();
     return row ? toJobRecord(row as JobRow) : undefined;

@@ -1,4 +1,4 @@
-import type { VellumPluginContext } from "@vellum/core";
+import type { QueueStats, VellumPluginContext } from "@vellum/core";
 import type { QueueOptions } from "../options.js";
 import { type FailureLog, withDeadline } from "./state.js";
 
@@ -10,7 +10,18 @@ export interface QueueCheck {
   dead_letter: number | null;
   /** Whether the workers are running (between start and shutdown). */
   running: boolean;
+  /** Every queue with a registered worker, plus any queue that still holds jobs without one. */
   workers: Array<{ queue: string; queued: number; dead_letter: number }>;
+}
+
+function workerRows(registered: string[], rows: QueueStats[]): QueueCheck["workers"] {
+  const byQueue = new Map(rows.map((r) => [r.queue, r]));
+  const names = [...new Set([...registered, ...byQueue.keys()])].sort();
+  return names.map((queue) => ({
+    queue,
+    queued: byQueue.get(queue)?.queued ?? 0,
+    dead_letter: byQueue.get(queue)?.failed ?? 0,
+  }));
 }
 
 /**
@@ -35,7 +46,7 @@ export async function checkQueue(
       queue_depth: depth,
       dead_letter: dead,
       running,
-      workers: rows.map((r) => ({ queue: r.queue, queued: r.queued, dead_letter: r.failed })),
+      workers: workerRows(ctx.queue.queues(), rows),
     };
   } catch (error) {
     log.failed("queue", error);
