@@ -1,9 +1,10 @@
 import { renderUsage, runCommand } from "citty";
 import { createConsola, LogLevels } from "consola";
 import { normalizeArgv } from "./argv.js";
+import { listPluginCommands, runPluginCommand } from "./commands/plugin-command.js";
 import type { CliContext, CliOptions } from "./context.js";
 import { CliError, describeError, EXIT_OK } from "./errors.js";
-import { createRootCommand } from "./main.js";
+import { BUILTIN_COMMANDS, createRootCommand } from "./main.js";
 import { parseLogLevel } from "./parse.js";
 import { walkArgv } from "./usage.js";
 
@@ -40,6 +41,15 @@ export async function runCli(options: CliOptions): Promise<number> {
   const argv = normalizeArgv(options.argv);
   const root = createRootCommand(ctx);
   try {
+    const first = argv[0];
+    if (first === "commands") return await listPluginCommands(ctx, argv.slice(1));
+    if (first !== undefined && !first.startsWith("-") && !(first in BUILTIN_COMMANDS)) {
+      if (argv.includes("--help") || argv.includes("-h")) {
+        ctx.print(`Usage: vellum ${first} … — a command added by a plugin; 'vellum commands' lists them.`);
+        return EXIT_OK;
+      }
+      return await runPluginCommand(ctx, argv);
+    }
     const walk = await walkArgv(root, argv);
     if (walk.help) {
       ctx.print(await renderUsage(walk.chain.at(-1) ?? root, walk.chain.at(-2)));

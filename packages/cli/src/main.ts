@@ -6,10 +6,17 @@ import { serveCommand } from "./commands/serve.js";
 import type { CliContext } from "./context.js";
 import { CliError, EXIT_USAGE } from "./errors.js";
 
+/** Commands the CLI itself defines; any other first word is looked up among the plugins' commands. */
+export const BUILTIN_COMMANDS = { serve: true, migrate: true } as const;
+
 /** The `vellum` root command: subcommands, plus `--dry-run` (with the address flags it checks). */
 export function createRootCommand(ctx: CliContext) {
   const root = defineCommand({
-    meta: { name: "vellum", version: ctx.version, description: "Vellum: an embedded headless CMS" },
+    meta: {
+      name: "vellum",
+      version: ctx.version,
+      description: "Vellum: an embedded headless CMS. Plugins add more commands: 'vellum commands' lists them.",
+    },
     args: {
       "dry-run": { type: "boolean", description: "Check the configuration and the plugin graph, then exit" },
       ...addressArgs,

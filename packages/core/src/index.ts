@@ -40,6 +40,13 @@ export type { KeyCheck, LifecycleState } from "./http/pipeline.js";
 export { requestId } from "./http/request-id.js";
 export type { HttpMethod, PluginRouter, RouteHandler, RouteMeta, RouteRecord } from "./http/routes.js";
 export type { VellumMetrics } from "./metrics/metrics.js";
+export {
+  type CommandHandler,
+  type CommandIO,
+  type DeclaredCommand,
+  declaredCommands,
+  matchCommand,
+} from "./plugin/commands.js";
 export type { KernelInfo, LifecycleCallback, VellumPluginContext } from "./plugin/context.js";
 export {
   type AnyVellumPlugin,

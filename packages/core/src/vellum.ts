@@ -23,6 +23,7 @@ import { registerCoreMetrics } from "./metrics/core-metrics.js";
 import { createMetrics, type VellumMetrics } from "./metrics/metrics.js";
 import { createNodeListener, type NodeListener } from "./node/handler.js";
 import { type ListenOptions, listen, type VellumServer } from "./node/listen.js";
+import { CommandHandlers, type CommandIO } from "./plugin/commands.js";
 import type { KernelInfo } from "./plugin/context.js";
 import type { AnyVellumPlugin } from "./plugin/define.js";
 import { resolvePlugins } from "./plugin/graph.js";
@@ -67,6 +68,8 @@ export interface Vellum {
   database(): DatabaseOps;
   queue(): JobQueue;
   plugins(): readonly string[];
+  /** Runs a plugin's CLI command (after `migrate()`); resolves to its exit code. */
+  runCommand(name: string, io: CommandIO): Promise<number>;
   /** True when some route has this path (Connect middleware passes other paths on). */
   handles(pathname: string): boolean;
   /** Node listener for `http.createServer`, also usable as Connect/Express middleware. */
@@ -91,6 +94,7 @@ export function createVellum(input: VellumConfig): Vellum {
   const lockout = new LockoutTracker(store, config.security?.lockout ?? {}, () => coreMetrics.lockouts.inc());
   const services = new ServiceRegistry();
   const lifecycle = new LifecycleCallbacks();
+  const commands = new CommandHandlers();
   const apiKey = config.security?.apiKey;
 
   let state: LifecycleState = "created";
@@ -228,6 +232,7 @@ export function createVellum(input: VellumConfig): Vellum {
       migrations,
       services,
       lifecycle,
+      commands,
       features,
       kernel,
       captureError,
@@ -344,6 +349,10 @@ export function createVellum(input: VellumConfig): Vellum {
     database: () => requireInit(database, "database").ops,
     queue: () => requireInit(queue, "queue"),
     plugins: () => order,
+    async runCommand(name, io) {
+      await init();
+      return (await commands.get(name)(io)) ?? 0;
+    },
     handles: (pathname) => routes.allowed(pathname).length > 0,
     get handler() {
       handler ??= createNodeListener(instance);

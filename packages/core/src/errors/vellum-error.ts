@@ -72,6 +72,11 @@ export const CoreErrors = {
     (key: string, plugin: string) =>
       `plugin '${plugin}' injects service '${key}', which no plugin it depends on provides; add the provider to dependsOn`,
   ),
+  commandDuplicate: createErrorType(
+    "VELLUM_COMMAND_DUPLICATE",
+    (name: string, first: string, second: string) =>
+      `command 'vellum ${name}' is declared by both '${first}' and '${second}'`,
+  ),
   routeDuplicate: createErrorType(
     "VELLUM_ROUTE_DUPLICATE",
     (method: string, path: string, first: string, second: string) =>

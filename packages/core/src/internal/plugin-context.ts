@@ -8,6 +8,7 @@ import type { DatabaseOps } from "../db/types.js";
 import { createHookApi, type VellumHookBus } from "../hooks/hooks.js";
 import { createPluginRouter, type RouteTable } from "../http/routes.js";
 import type { VellumMetrics } from "../metrics/metrics.js";
+import type { CommandHandlers } from "../plugin/commands.js";
 import type { KernelInfo, VellumPluginContext } from "../plugin/context.js";
 import type { VellumPlugin } from "../plugin/define.js";
 import type { JobQueue } from "../queue/job-queue.js";
@@ -32,6 +33,7 @@ export interface KernelParts {
   migrations: MigrationRunner;
   services: ServiceRegistry;
   lifecycle: LifecycleCallbacks;
+  commands: CommandHandlers;
   features: ReadonlySet<string>;
   kernel: KernelInfo;
   captureError(error: unknown, info: { plugin: string; hook?: string; tags?: Record<string, string> }): void;
@@ -88,6 +90,7 @@ export function createPluginContext<O extends object>(
     onReady: (fn) => parts.lifecycle.add(name, "ready", fn),
     onPreClose: (fn) => parts.lifecycle.add(name, "preClose", fn),
     onClose: (fn) => parts.lifecycle.add(name, "close", fn),
+    command: (command, handler) => parts.commands.bind(plugin, command, handler),
     captureError: (error, tags) => parts.captureError(error, { plugin: name, ...(tags ? { tags } : {}) }),
   };
 }

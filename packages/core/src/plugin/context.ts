@@ -11,6 +11,7 @@ import type { PluginRouter, RouteRecord } from "../http/routes.js";
 import type { VellumMetrics } from "../metrics/metrics.js";
 import type { JobQueue } from "../queue/job-queue.js";
 import type { VellumServices } from "../services.js";
+import type { CommandHandler } from "./commands.js";
 
 export type LifecycleCallback = () => void | Promise<void>;
 
@@ -71,6 +72,11 @@ export interface VellumPluginContext<O extends object = Record<string, unknown>>
   onReady(fn: LifecycleCallback): void;
   onPreClose(fn: LifecycleCallback): void;
   onClose(fn: LifecycleCallback): void;
+  /**
+   * Binds the handler of a CLI command declared in the definition's `commands`. The command runs
+   * in its own process after init and migrations, without queue workers or the scheduler.
+   */
+  command(name: string, handler: CommandHandler): void;
   /** Reports a background error: logged, counted, and emitted on `vellum:error`. */
   captureError(error: unknown, tags?: Record<string, string>): void;
 }

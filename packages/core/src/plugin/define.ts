@@ -11,6 +11,8 @@ export interface VellumPluginDefinition<O extends object = Record<string, unknow
   /** Key in `config.pluginOptions`; defaults to `name`. */
   configKey?: string;
   defaults?: Partial<O>;
+  /** CLI commands this plugin adds (`vellum <name>`); bind each in setup with `ctx.command(name, run)`. */
+  commands?: Record<string, { description: string }>;
   /** Declares routes, hooks, migrations, queues, jobs and services. No long I/O here. */
   setup(ctx: VellumPluginContext<O>): void | Promise<void>;
 }

@@ -1,0 +1,95 @@
+import {
+  type CommandIO,
+  createVellum,
+  type DeclaredCommand,
+  declaredCommands,
+  matchCommand,
+  resolvePlugins,
+} from "@vellum/core";
+import type { CliContext } from "../context.js";
+import type { AddressFlags } from "../env.js";
+import { CliError, EXIT_OK } from "../errors.js";
+import { loadSettings, type Settings, toVellumConfig } from "../settings.js";
+
+export interface ParsedCommandLine {
+  words: string[];
+  options: Record<string, string | boolean>;
+  flags: AddressFlags;
+}
+
+/** Splits `reindex --batch 500 --dry extra` into command words, options and positionals. */
+export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
+  const words: string[] = [];
+  const options: Record<string, string | boolean> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const token = argv[i] ?? "";
+    if (!token.startsWith("--")) {
+      words.push(token);
+      continue;
+    }
+    const [name = "", inline] = token.slice(2).split(/=(.*)/s, 2);
+    const next = argv[i + 1];
+    if (inline !== undefined) options[name] = inline;
+    else if (next !== undefined && !next.startsWith("--")) {
+      options[name] = next;
+      i++;
+    } else options[name] = true;
+  }
+  const dataDir = typeof options["data-dir"] === "string" ? options["data-dir"] : undefined;
+  delete options["data-dir"];
+  return { words, options, flags: { dataDir } };
+}
+
+function createIO(ctx: CliContext, options: CommandIO["options"], positionals: string[]): CommandIO {
+  const interactive = Boolean(process.stderr.isTTY);
+  return {
+    options,
+    positionals,
+    interactive,
+    print: ctx.print,
+    progress(done, total, label = "progress") {
+      if (!interactive) return;
+      const share = total ? ` (${Math.floor((done / Math.max(total, 1)) * 100)}%)` : "";
+      process.stderr.write(`\r${label}: ${done}${total ? `/${total}` : ""}${share}\u001b[K`);
+      if (total !== undefined && done >= total) process.stderr.write("\n");
+    },
+  };
+}
+
+/** The plugin commands of this configuration (declared statically: nothing starts). */
+async function declared(
+  ctx: CliContext,
+  flags: AddressFlags,
+): Promise<{ settings: Settings; commands: DeclaredCommand[] }> {
+  const settings = await loadSettings(ctx, flags);
+  return { settings, commands: declaredCommands(resolvePlugins(settings.plugins)) };
+}
+
+/**
+ * Runs a command a plugin added (`vellum reindex`): the name is checked against the plugins'
+ * declarations first, so an unknown command touches no data; then init and migrations (no
+ * workers, no scheduler) and the plugin's handler.
+ */
+export async function runPluginCommand(ctx: CliContext, argv: readonly string[]): Promise<number> {
+  const line = parseCommandLine(argv);
+  const { settings, commands } = await declared(ctx, line.flags);
+  const found = matchCommand(commands, line.words);
+  if (!found) throw CliError.usage(`unknown command '${line.words[0] ?? ""}'`);
+  const vellum = createVellum({ ...toVellumConfig(settings, ctx), accessLog: false });
+  try {
+    const outcome = await vellum.migrate();
+    if (outcome.error) throw outcome.error;
+    const io = createIO(ctx, line.options, line.words.slice(found.consumed));
+    return await vellum.runCommand(found.command.name, io);
+  } finally {
+    await vellum.close();
+  }
+}
+
+/** `vellum commands`: the commands the configured plugins add. */
+export async function listPluginCommands(ctx: CliContext, argv: readonly string[]): Promise<number> {
+  const { commands } = await declared(ctx, parseCommandLine(argv).flags);
+  if (commands.length === 0) ctx.print("vellum: the configured plugins add no commands");
+  for (const command of commands) ctx.print(`vellum ${command.name}  ${command.description} (${command.plugin})`);
+  return EXIT_OK;
+}

@@ -1,0 +1,84 @@
+import { CoreErrors, VellumError } from "../errors/vellum-error.js";
+import type { AnyVellumPlugin } from "./define.js";
+
+/** What a plugin command gets from the CLI. */
+export interface CommandIO {
+  /** `--name value`, `--name=value` and `--flag` options after the command words. */
+  readonly options: Readonly<Record<string, string | boolean>>;
+  /** Arguments after the command words that are not options. */
+  readonly positionals: readonly string[];
+  /** True on a terminal: show live progress; otherwise print one summary line at the end. */
+  readonly interactive: boolean;
+  print(line: string): void;
+  /** Live progress on a terminal (ignored otherwise). */
+  progress(done: number, total?: number, label?: string): void;
+}
+
+/** Resolves to the exit code (0 when nothing is returned). */
+export type CommandHandler = (io: CommandIO) => Promise<number | undefined> | Promise<void>;
+
+/** A command as declared in a plugin definition: `commands: { reindex: { description } }`. */
+export interface DeclaredCommand {
+  /** The words typed after `vellum`, e.g. `reindex` or `webhooks replay`. */
+  name: string;
+  description: string;
+  plugin: string;
+}
+
+const normalize = (name: string) => name.trim().split(/\s+/).join(" ");
+
+/**
+ * Commands the plugins declare, known without starting anything (so `vellum <typo>` touches no
+ * data). A duplicate name across plugins is refused.
+ */
+export function declaredCommands(plugins: readonly AnyVellumPlugin[]): DeclaredCommand[] {
+  const byName = new Map<string, DeclaredCommand>();
+  for (const plugin of plugins) {
+    for (const [raw, { description }] of Object.entries(plugin.definition.commands ?? {})) {
+      const name = normalize(raw);
+      const existing = byName.get(name);
+      if (existing) throw CoreErrors.commandDuplicate([name, existing.plugin, plugin.name], { plugin: plugin.name });
+      byName.set(name, { name, description, plugin: plugin.name });
+    }
+  }
+  return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** The declared command named by the longest prefix of `words`, and how many words it took. */
+export function matchCommand(
+  commands: readonly DeclaredCommand[],
+  words: readonly string[],
+): { command: DeclaredCommand; consumed: number } | undefined {
+  for (let n = words.length; n > 0; n--) {
+    const name = words.slice(0, n).join(" ");
+    const command = commands.find((c) => c.name === name);
+    if (command) return { command, consumed: n };
+  }
+  return undefined;
+}
+
+/** Handlers bound by plugins during setup (`ctx.command(name, run)`). */
+export class CommandHandlers {
+  readonly #handlers = new Map<string, CommandHandler>();
+
+  bind(plugin: AnyVellumPlugin, name: string, handler: CommandHandler): void {
+    const key = normalize(name);
+    const declared = Object.keys(plugin.definition.commands ?? {}).map(normalize);
+    if (!declared.includes(key)) {
+      throw new VellumError(
+        "VELLUM_COMMAND_UNDECLARED",
+        `plugin '${plugin.name}' binds command '${key}' without declaring it in its definition's 'commands'`,
+        { plugin: plugin.name },
+      );
+    }
+    this.#handlers.set(key, handler);
+  }
+
+  get(name: string): CommandHandler {
+    const handler = this.#handlers.get(name);
+    if (!handler) {
+      throw new VellumError("VELLUM_COMMAND_UNBOUND", `command '${name}' is declared but its plugin bound no handler`);
+    }
+    return handler;
+  }
+}
