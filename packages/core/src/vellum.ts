@@ -142,6 +142,7 @@ export function createVellum(input: VellumConfig): Vellum {
     accessLog: config.accessLog ?? true,
     secureCookies: (config.baseUrl ?? "").startsWith("https:"),
     debug: config.debug ?? false,
+    bus,
     reportError(error: unknown, event: H3Event) {
       const where = `${event.req.method} ${event.url.pathname} (request ${requestId(event)})`;
       logger.withTag("http").error(`unhandled error in ${where}`, error);

@@ -19,6 +19,7 @@ export type HookErrorReporter = (error: unknown, info: { plugin: string; hook: s
 export class VellumHookBus {
   readonly #hookable = new Hookable() as unknown as UntypedHooks;
   readonly #report: HookErrorReporter;
+  readonly #counts = new Map<string, number>();
 
   constructor(report: HookErrorReporter) {
     this.#report = report;
@@ -26,6 +27,23 @@ export class VellumHookBus {
 
   /** Registers `fn` for `name` on behalf of `plugin`; returns the unregister function. */
   register<N extends HookName>(plugin: string, name: N, fn: VellumHooks[N]): () => void {
+    this.#counts.set(name, (this.#counts.get(name) ?? 0) + 1);
+    let registered = true;
+    const off = this.#subscribe(plugin, name, fn);
+    return () => {
+      if (!registered) return;
+      registered = false;
+      this.#counts.set(name, (this.#counts.get(name) ?? 1) - 1);
+      off();
+    };
+  }
+
+  /** Whether anyone listens (hot paths skip building payloads for hooks nobody subscribed to). */
+  hasSubscribers(name: HookName): boolean {
+    return (this.#counts.get(name) ?? 0) > 0;
+  }
+
+  #subscribe<N extends HookName>(plugin: string, name: N, fn: VellumHooks[N]): () => void {
     const call = fn as (payload: HookPayload<N>) => unknown;
     if (!isIsolatedHook(name)) return this.#hookable.hook(name, call);
     const isolated = async (payload: HookPayload<N>) => {

@@ -58,6 +58,16 @@ export interface VellumHooks {
   "vellum:close": (payload: Record<string, never>) => void | Promise<void>;
   "vellum:error": (payload: VellumErrorEvent) => void | Promise<void>;
   "http:error": (payload: { event: H3Event; error: unknown }) => void | Promise<void>;
+  /**
+   * After routing, auth and rate limits, before the handler. Setting `response` answers the
+   * request without running the handler (how a response cache serves hits). Serial.
+   */
+  "http:request": (payload: { event: H3Event; response?: Response }) => void | Promise<void>;
+  /**
+   * After a handler succeeded, with its response; a subscriber may replace `response` (add an
+   * ETag, answer 304, store it in a cache). Not called for errors. Serial.
+   */
+  "http:response": (payload: { event: H3Event; response: Response }) => void | Promise<void>;
 
   "article:commit": (payload: {
     op: "create" | "update" | "delete";

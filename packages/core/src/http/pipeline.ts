@@ -1,6 +1,7 @@
 import type { ConsolaInstance } from "consola";
-import { getCookie, type H3Event, HTTPError } from "h3";
+import { getCookie, type H3Event, HTTPError, toResponse } from "h3";
 import { ApiError } from "../errors/api-error.js";
+import type { VellumHookBus } from "../hooks/hooks.js";
 import type { CoreMetrics } from "../metrics/core-metrics.js";
 import { createKeyVerifier, presentedKey } from "../security/api-key.js";
 import { clientIp } from "../security/client-ip.js";
@@ -34,6 +35,7 @@ export interface PipelineDeps {
   secureCookies: boolean;
   debug: boolean;
   reportError(error: unknown, event: H3Event): void;
+  bus: VellumHookBus;
 }
 
 interface MatchedRoute {
@@ -114,7 +116,19 @@ export function createPipeline(deps: PipelineDeps) {
     const auth = effectiveAuth(event.req.method, meta ?? {});
     if (auth.key) await authenticate(event, meta ?? {});
     if (auth.csrf) checkCsrf(event);
-    return next();
+    if (!deps.bus.hasSubscribers("http:request") && !deps.bus.hasSubscribers("http:response")) return next();
+    return aroundHandler(event, next);
+  }
+
+  /** The `http:request` / `http:response` hooks, only paid for when some plugin subscribes. */
+  async function aroundHandler(event: H3Event, next: () => unknown): Promise<unknown> {
+    const before: { event: H3Event; response?: Response } = { event };
+    await deps.bus.call("http:request", before);
+    if (before.response) return before.response;
+    const response = await toResponse(await next(), event);
+    const after = { event, response };
+    await deps.bus.call("http:response", after);
+    return after.response;
   }
 
   function onRequest(event: H3Event): void {
