@@ -1,0 +1,62 @@
+import { parseArgs } from "node:util";
+import autocannon from "autocannon";
+import { articleBody } from "./articles-data.mjs";
+
+/**
+ * Child process of the articles scenario: sustained POST /api/v1/articles, every request a new
+ * slug (`<prefix>-<n>`), with the API key and a CSRF cookie fetched first. Prints one JSON line.
+ * Usage: node articles-create-load.mjs --url <base> --api-key <key> --prefix <p> --connections <n> --duration <s>
+ */
+const { values } = parseArgs({
+  options: {
+    url: { type: "string" },
+    "api-key": { type: "string" },
+    prefix: { type: "string" },
+    connections: { type: "string", default: "50" },
+    duration: { type: "string", default: "10" },
+  },
+});
+const base = values.url;
+const probe = await fetch(`${base}/api/v1/articles?limit=1`);
+const token = probe.headers
+  .getSetCookie()
+  .find((c) => c.startsWith("svc_csrf="))
+  ?.split(";")[0]
+  ?.slice("svc_csrf=".length);
+if (!token) throw new Error("create load: the server set no svc_csrf cookie");
+
+let n = 0;
+const result = await autocannon({
+  url: base,
+  connections: Number(values.connections),
+  duration: Number(values.duration),
+  requests: [
+    {
+      method: "POST",
+      path: "/api/v1/articles",
+      headers: {
+        authorization: `Bearer ${values["api-key"]}`,
+        cookie: `svc_csrf=${token}`,
+        "x-csrf-token": token,
+        "content-type": "application/json",
+      },
+      setupRequest(request) {
+        const i = n++;
+        request.body = JSON.stringify(articleBody(`${values.prefix}-${i}`, i));
+        return request;
+      },
+    },
+  ],
+});
+process.stdout.write(
+  `${JSON.stringify({
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors,
+    non2xx: result.non2xx,
+    total: result.requests.total,
+    accepted: result["2xx"],
+    durationSeconds: result.duration,
+  })}\n`,
+);

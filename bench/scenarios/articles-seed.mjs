@@ -1,0 +1,120 @@
+import { createHash } from "node:crypto";
+import { cp, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
+import { sql } from "kysely";
+import { createVellum } from "../../packages/core/dist/index.js";
+import { defaultPlugins } from "../../packages/vellum/dist/index.js";
+import { articleBody } from "./articles-data.mjs";
+
+const IN_FLIGHT = 512;
+const BASE = "http://seed.invalid";
+const root = new URL("../../", import.meta.url);
+
+/** Files whose change makes a cached seed unusable: the data generator and every migration. */
+async function fingerprint(count) {
+  const hash = createHash("sha256").update(String(count));
+  const files = [fileURLToPath(new URL("./articles-data.mjs", import.meta.url))];
+  for (const dir of [
+    "plugins/articles/dist/migrations",
+    "plugins/search/dist/migrations",
+    "packages/core/dist/queue",
+  ]) {
+    const path = fileURLToPath(new URL(dir, root));
+    for (const name of (await readdir(path, { recursive: true })).sort()) {
+      if (name.endsWith(".js")) files.push(join(path, name));
+    }
+  }
+  for (const file of files) hash.update(await readFile(file));
+  return hash.digest("hex").slice(0, 16);
+}
+
+/**
+ * Seeds `count` articles through the plugin's own write path: an in-process Vellum with the
+ * default plugins (so search indexes them too, as `vellum serve` would) takes every create through
+ * `vellum.fetch` (auth, CSRF, validation, sanitizing, group-committed enqueue) and its queue
+ * worker applies them. No sockets, 512 creates in flight; nothing bypasses the plugin.
+ * Returns a cursor `deepPages` pages of 100 deep, for the deep-cursor read.
+ */
+async function seed({ dataDir, apiKey, count, deepPages }) {
+  const started = performance.now();
+  const vellum = createVellum({
+    dataDir,
+    plugins: defaultPlugins(),
+    security: { apiKey },
+    logLevel: 1,
+    accessLog: false,
+  });
+  await vellum.ready();
+  try {
+    const probe = await vellum.fetch(new Request(`${BASE}/api/v1/articles?limit=1`));
+    const token = probe.headers
+      .getSetCookie()
+      .find((c) => c.startsWith("svc_csrf="))
+      ?.split(";")[0]
+      ?.slice("svc_csrf=".length);
+    if (!token) throw new Error("seed: no svc_csrf cookie");
+    const headers = {
+      authorization: `Bearer ${apiKey}`,
+      cookie: `svc_csrf=${token}`,
+      "x-csrf-token": token,
+      "content-type": "application/json",
+    };
+    let next = 0;
+    const worker = async () => {
+      while (next < count) {
+        const i = next++;
+        const body = JSON.stringify(articleBody(`article-${i}`, i));
+        const res = await vellum.fetch(new Request(`${BASE}/api/v1/articles`, { method: "POST", headers, body }));
+        if (res.status !== 202) throw new Error(`seed: create ${i} answered ${res.status}: ${await res.text()}`);
+      }
+    };
+    await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+    let stats = await vellum.queue().stats();
+    while (stats.some((s) => s.queue === "articles" && s.queued > 0)) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      stats = await vellum.queue().stats();
+    }
+    const dead = stats.find((s) => s.queue === "articles")?.failed ?? 0;
+    if (dead > 0) throw new Error(`seed: ${dead} creates ended in the dead-letter queue`);
+    let deepCursor = "";
+    for (let page = 0; page < deepPages; page++) {
+      const query = deepCursor ? `&cursor=${encodeURIComponent(deepCursor)}` : "";
+      deepCursor = (await (await vellum.fetch(new Request(`${BASE}/api/v1/articles?limit=100${query}`))).json())
+        .next_cursor;
+    }
+    // The applied jobs are not needed any more (the kernel prunes them after a day anyway).
+    await vellum.queue().prune(0);
+    await sql`VACUUM`.execute(vellum.db());
+    return { seconds: (performance.now() - started) / 1000, deepCursor };
+  } finally {
+    await vellum.close();
+  }
+}
+
+/**
+ * A data directory seeded with `count` articles, built once and kept in the OS temp dir (keyed by
+ * a fingerprint of the data generator and the migrations) so later runs reuse it.
+ * @param {{ apiKey: string, count: number, deepPages: number }} options
+ * @returns {Promise<{ template: string, deepCursor: string, seedSeconds: number, reused: boolean }>}
+ */
+export async function seededTemplate({ apiKey, count, deepPages }) {
+  const template = join(tmpdir(), "vellum-bench-articles", `${count}-${await fingerprint(count)}`);
+  const marker = join(template, "seed.json");
+  const cached = await readFile(marker, "utf8").catch(() => undefined);
+  if (cached) return { template, ...JSON.parse(cached), reused: true };
+  await rm(template, { recursive: true, force: true });
+  await mkdir(template, { recursive: true });
+  process.stderr.write(`articles: seeding ${count} articles through the write path (cached afterwards)\n`);
+  const { seconds, deepCursor } = await seed({ dataDir: template, apiKey, count, deepPages });
+  await writeFile(marker, JSON.stringify({ deepCursor, seedSeconds: seconds }));
+  return { template, deepCursor, seedSeconds: seconds, reused: false };
+}
+
+/** A private copy of the seeded directory for a server that may write to it. */
+export async function copyOf(template, into) {
+  await cp(template, into, { recursive: true });
+  return into;
+}

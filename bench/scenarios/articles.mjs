@@ -1,0 +1,181 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { defaultDuration, runLoad } from "../lib/load.mjs";
+import { startServer } from "../lib/server.mjs";
+import { measureCreates } from "./articles-creates.mjs";
+import { copyOf, seededTemplate } from "./articles-seed.mjs";
+
+/** Articles in the seeded database; env BENCH_ARTICLES_SEED overrides (quick trial runs). */
+const SEEDED = Number(process.env.BENCH_ARTICLES_SEED) || 100_000;
+/** The deep cursor sits this many pages of 100 from the newest article (half way at 100,000). */
+const DEEP_PAGES = Math.floor(SEEDED / 200);
+const WARMUP_SECONDS = 2;
+const API_KEY = "bench-articles-api-key-0123456789abcdef";
+const READY_PATH = "/api/v1/articles?limit=1";
+
+const reference = fileURLToPath(new URL("../servers/reference-articles.mjs", import.meta.url));
+const articlesOnly = fileURLToPath(new URL("../servers/vellum-articles.mjs", import.meta.url));
+const vellumBin = fileURLToPath(new URL("../../packages/vellum/bin/vellum.mjs", import.meta.url));
+const env = { SERVICE_API_KEY: API_KEY, SERVICE_LOG_LEVEL: "warn" };
+
+/**
+ * @typedef {object} ArticlesTarget
+ * @property {string} name
+ * @property {boolean} writes whether it takes creates (the reference servers only read)
+ * @property {(template: string) => Promise<import("../lib/server.mjs").RunningServer>} start
+ */
+
+/** Starts `args` on a private copy of the seeded directory, removed again on stop. */
+async function onCopy(template, args) {
+  const dataDir = await copyOf(template, await mkdtemp(join(tmpdir(), "vellum-bench-articles-run-")));
+  try {
+    const server = await startServer({ args: (port) => args(port, dataDir), readyPath: READY_PATH, env });
+    return {
+      ...server,
+      dataDir,
+      async stop() {
+        await server.stop();
+        await rm(dataDir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    await rm(dataDir, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+/** @type {ArticlesTarget[]} baseline first */
+const targets = [
+  {
+    name: "bare node:http (same bytes, from memory)",
+    writes: false,
+    start: (template) =>
+      startServer({
+        args: (port) => [reference, "--port", String(port), "--data-dir", template, "--mode", "static"],
+        readyPath: READY_PATH,
+      }),
+  },
+  {
+    name: "node:http + better-sqlite3 (reference)",
+    writes: false,
+    start: (template) =>
+      startServer({
+        args: (port) => [reference, "--port", String(port), "--data-dir", template, "--mode", "sqlite"],
+        readyPath: READY_PATH,
+      }),
+  },
+  {
+    name: "vellum serve (default plugins)",
+    writes: true,
+    start: (template) =>
+      onCopy(template, (port, dir) => [
+        vellumBin,
+        "serve",
+        "--port",
+        String(port),
+        "--host",
+        "127.0.0.1",
+        "--data-dir",
+        dir,
+      ]),
+  },
+  {
+    name: "vellum, articles plugin only",
+    writes: true,
+    start: (template) => onCopy(template, (port, dir) => [articlesOnly, "--port", String(port), "--data-dir", dir]),
+  },
+];
+
+/** @param {string} deepCursor */
+function reads(deepCursor) {
+  return [
+    { name: "GET /api/v1/articles/:slug", path: `/api/v1/articles/article-${Math.floor(SEEDED / 2)}` },
+    { name: "GET /api/v1/articles?limit=20", path: "/api/v1/articles?limit=20" },
+    { name: "GET /api/v1/articles?tag=…&limit=20", path: "/api/v1/articles?tag=topic-7&limit=20" },
+    {
+      name: `GET /api/v1/articles?limit=20&cursor=… (${DEEP_PAGES * 100} deep)`,
+      path: `/api/v1/articles?limit=20&cursor=${encodeURIComponent(deepCursor)}`,
+    },
+  ];
+}
+
+/** Checks a server answers `path` with 200 before loading it (a 4xx would measure the error path). */
+async function expectOk(url) {
+  const res = await fetch(url);
+  await res.arrayBuffer();
+  if (res.status !== 200) throw new Error(`${url} answered ${res.status}`);
+}
+
+/**
+ * Articles on a database seeded with 100,000 articles: the four reads (one article, a list page,
+ * a tag page, a deep cursor page) on bare node:http, a node:http + better-sqlite3 reference, and
+ * Vellum; then sustained creates on Vellum (acknowledged/s, applied/s, 202 → applied latency).
+ * @type {import("./registry.mjs").Scenario}
+ */
+export default async function articlesScenario() {
+  /** @type {import("./registry.mjs").LoadRow[]} */
+  const rows = [];
+  /** @type {string[]} */
+  const lines = [];
+  /** @type {string[]} */
+  const failures = [];
+  const seed = await seededTemplate({ apiKey: API_KEY, count: SEEDED, deepPages: DEEP_PAGES });
+  lines.push(
+    `articles: ${SEEDED} articles seeded through the write path in ${seed.seedSeconds.toFixed(0)} s` +
+      `${seed.reused ? " (cached seed reused)" : ""}; load: 50 connections, ${defaultDuration()} s per row`,
+  );
+  const readList = reads(seed.deepCursor);
+  /** @type {Record<string, unknown>} */
+  const creates = {};
+
+  for (const target of targets) {
+    process.stderr.write(`articles: ${target.name}\n`);
+    let server;
+    try {
+      server = await target.start(seed.template);
+      for (const read of readList) {
+        await expectOk(server.url + read.path);
+        await runLoad({ url: server.url + read.path, duration: WARMUP_SECONDS });
+        const load = await runLoad({ url: server.url + read.path });
+        rows.push({
+          target: `${read.name} · ${target.name}`,
+          ...load,
+          peakRssBytes: server.peakRssBytes(),
+          ratio: null,
+        });
+      }
+      if (target.writes) {
+        const result = await measureCreates({ url: server.url, dataDir: server.dataDir, apiKey: API_KEY });
+        creates[target.name] = result;
+        rows.push({
+          target: `POST /api/v1/articles (acknowledged) · ${target.name}`,
+          ...result.load,
+          peakRssBytes: server.peakRssBytes(),
+          ratio: null,
+        });
+        lines.push(...result.lines.map((line) => `creates, ${target.name}: ${line}`));
+      }
+    } catch (err) {
+      failures.push(`${target.name}: ${err instanceof Error ? err.message : String(err)}`);
+    } finally {
+      await server?.stop();
+    }
+  }
+
+  for (const read of readList) {
+    const ofRead = rows.filter((row) => row.target.startsWith(`${read.name} · `));
+    const bare = ofRead.find((row) => row.target.endsWith(targets[0].name));
+    const ref = ofRead.find((row) => row.target.endsWith(targets[1].name));
+    for (const row of ofRead) {
+      row.ratio = bare?.rps ? row.rps / bare.rps : null;
+      if (ref?.rps && row !== ref && row !== bare) {
+        lines.push(
+          `${row.target}: ${((row.rps / ref.rps) * 100).toFixed(0)} % of the reference's req/s, p99 ${row.p99} ms`,
+        );
+      }
+    }
+  }
+  return { rows, lines, failures, data: { seed: { ...seed, template: undefined }, creates } };
+}

@@ -1,0 +1,2 @@
+export type { ArticlesOptions } from "./options.js";
+export { articles, articles as default } from "./plugin.js";

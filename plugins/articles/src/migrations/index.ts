@@ -1,0 +1,7 @@
+import type { MigrationSet } from "@vellum/core";
+import { init } from "./0001_init.js";
+
+/** Every migration of the articles plugin, in order. Never edit one that has shipped: add the next. */
+export const articlesMigrations: MigrationSet = {
+  "0001_init": init,
+};

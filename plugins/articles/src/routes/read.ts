@@ -1,0 +1,44 @@
+import { intQuery, json, type PluginRouter, pathParam } from "@vellum/core";
+import type { ArticleApplier } from "../apply.js";
+import type { CursorCodec } from "../cursor.js";
+import { ArticleErrors } from "../errors.js";
+import type { ArticleStore, Db } from "../store.js";
+import { checkSlug, parseTagQuery } from "../validation.js";
+
+export interface ReadRouteDeps {
+  prefix: string;
+  db: Db;
+  store: ArticleStore;
+  applier: ArticleApplier;
+  cursor(): CursorCodec;
+}
+
+/** `GET <prefix>` (newest first, keyset pages, tag filter) and `GET <prefix>/:slug`. */
+export function registerReadRoutes(router: PluginRouter, deps: ReadRouteDeps): void {
+  const { prefix, db, store, applier } = deps;
+
+  router.get(prefix, async (event) => {
+    const limit = intQuery(event, "limit", { min: 1, max: 100, fallback: 20 });
+    const tag = parseTagQuery(event.url.searchParams.get("tag"));
+    const cursor = event.url.searchParams.get("cursor");
+    const beforeId = cursor === null ? undefined : deps.cursor().decode(cursor, tag);
+    const rows = await store.page(db, { limit: limit + 1, beforeId, tag });
+    const articles = rows.slice(0, limit);
+    const last = articles.at(-1);
+    const next_cursor = rows.length > limit && last ? deps.cursor().encode(last.id, tag) : null;
+    return json({ articles, next_cursor });
+  });
+
+  router.get(`${prefix}/:slug`, async (event) => {
+    const slug = checkSlug(pathParam(event, "slug"));
+    let article = await store.bySlug(db, slug);
+    if (!article) {
+      // A create of this slug may still be queued: apply it now. If that fails, the queue
+      // retries it and reports the failure on the job; a read only answers what exists.
+      await applier.ensureApplied(slug).catch(() => undefined);
+      article = await store.bySlug(db, slug);
+    }
+    if (!article) throw ArticleErrors.notFound();
+    return json(article);
+  });
+}

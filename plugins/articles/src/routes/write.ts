@@ -1,0 +1,39 @@
+import { json, type PluginRouter, pathParam, readJsonBody, requestId } from "@vellum/core";
+import type { ArticleApplier } from "../apply.js";
+import { checkSlug, parseCreate, parsePatch } from "../validation.js";
+import type { CreateWriter } from "../writer.js";
+
+export interface WriteRouteDeps {
+  prefix: string;
+  applier: ArticleApplier;
+  writer: CreateWriter;
+  sanitize(html: string): string;
+}
+
+/**
+ * `POST <prefix>` (202 once the queued create is committed), `PUT <prefix>/:slug` (200 with the
+ * updated article) and `DELETE <prefix>/:slug` (204). Input is validated and sanitized before
+ * anything is written; the kernel has already checked the API key and the CSRF token.
+ */
+export function registerWriteRoutes(router: PluginRouter, deps: WriteRouteDeps): void {
+  const { prefix, applier, writer, sanitize } = deps;
+
+  router.post(prefix, async (event) => {
+    const input = parseCreate(await readJsonBody(event));
+    const id = await writer.create({ ...input, content: sanitize(input.content) });
+    return json({ id, status: "queued" }, { status: 202, headers: { location: `${prefix}/${input.slug}` } });
+  });
+
+  router.put(`${prefix}/:slug`, async (event) => {
+    const slug = checkSlug(pathParam(event, "slug"));
+    const patch = parsePatch(await readJsonBody(event));
+    if (patch.content !== undefined) patch.content = sanitize(patch.content);
+    return json(await applier.update(slug, patch, { requestId: requestId(event) }));
+  });
+
+  router.delete(`${prefix}/:slug`, async (event) => {
+    const slug = checkSlug(pathParam(event, "slug"));
+    await applier.remove(slug, { requestId: requestId(event) });
+    return new Response(null, { status: 204 });
+  });
+}

@@ -1,0 +1,99 @@
+import sanitizeHtml from "sanitize-html";
+
+/** Tags kept in article content (contract §5); everything else is dropped, its text kept escaped. */
+// biome-ignore format: a flat list reads better
+export const ALLOWED_TAGS: readonly string[] = [
+  "h1", "h2", "h3", "h4", "h5", "h6", "p", "br", "hr", "div", "span", "ul", "ol", "li", "dl", "dt", "dd",
+  "a", "img", "figure", "figcaption", "blockquote", "q", "cite", "pre", "code", "kbd", "samp", "var",
+  "table", "caption", "colgroup", "col", "thead", "tbody", "tfoot", "tr", "th", "td", "em", "strong", "b",
+  "i", "u", "s", "del", "ins", "sub", "sup", "small", "mark", "abbr", "time",
+];
+
+/** Attributes kept per tag. No `style`, `id`, `name`, event handler or `srcset` anywhere. */
+const ALLOWED_ATTRIBUTES: Record<string, string[]> = {
+  a: ["href", "title", "rel"],
+  img: ["src", "alt", "title", "width", "height"],
+  blockquote: ["cite"],
+  q: ["cite"],
+  del: ["cite", "datetime"],
+  ins: ["cite", "datetime"],
+  time: ["datetime"],
+  abbr: ["title"],
+  ol: ["start", "reversed", "type"],
+  li: ["value"],
+  th: ["colspan", "rowspan", "scope"],
+  td: ["colspan", "rowspan"],
+  col: ["span"],
+  colgroup: ["span"],
+};
+
+/**
+ * Disallowed elements whose whole content goes too: raw-text and template elements, and SVG and
+ * MathML subtrees (their parsing rules differ from HTML's, the root of most mutation-XSS tricks).
+ */
+// biome-ignore format: a flat list reads better
+const DROP_WITH_CONTENT = [
+  "script", "style", "textarea", "option", "select", "xmp", "noscript", "noembed", "noframes", "iframe",
+  "frameset", "object", "applet", "template", "title", "plaintext", "svg", "math",
+];
+
+const LINK_REL = "noopener noreferrer";
+const HTTP = ["http", "https"];
+/** Schemes allowed in each URL attribute, by tag; a tag absent here keeps its URL attributes only when http(s). */
+const URL_SCHEMES: Record<string, string[]> = { a: [...HTTP, "mailto"] };
+const URL_ATTRIBUTES = ["href", "src", "cite"];
+/** Whitespace, control and invisible format characters, which some parsers skip inside a scheme. */
+const INVISIBLE = /[\p{White_Space}\p{Cc}\p{Cf}]/gu;
+const SCHEME = /^([a-z][a-z0-9+.-]*):/i;
+
+/**
+ * A URL is kept only when, with every invisible character removed, it has an allowed scheme, or
+ * none at all and is not protocol-relative. This backs up sanitize-html's own scheme check,
+ * which only ignores ASCII whitespace (e.g. `\u2028javascript:` passes it).
+ */
+function urlAllowed(value: string, schemes: readonly string[]): boolean {
+  const compact = value.replace(INVISIBLE, "");
+  const scheme = SCHEME.exec(compact)?.[1];
+  if (scheme !== undefined) return schemes.includes(scheme.toLowerCase());
+  return !/^[\\/]{2}/.test(compact);
+}
+
+export interface SanitizeOptions {
+  /** Path prefix of this service's media URLs, allowed as relative image sources (e.g. `/media/`). */
+  mediaPrefix: string;
+}
+
+/** Builds the content sanitizer: sanitize-html with the explicit allowlist of contract §5. */
+export function createSanitizer(options: SanitizeOptions): (html: string) => string {
+  /** Images load only from absolute http(s) URLs or this service's media. */
+  const imageAllowed = (src: string) => {
+    const value = src.trim();
+    return /^https?:\/\//i.test(value) || value.startsWith(options.mediaPrefix);
+  };
+  const transform = (tagName: string, attribs: sanitizeHtml.Attributes): sanitizeHtml.Tag => {
+    const next = { ...attribs };
+    for (const name of URL_ATTRIBUTES) {
+      const value = next[name];
+      if (value !== undefined && !urlAllowed(value, URL_SCHEMES[tagName] ?? HTTP)) delete next[name];
+    }
+    if (tagName === "img" && next.src !== undefined && !imageAllowed(next.src)) delete next.src;
+    if (tagName === "a") next.rel = LINK_REL;
+    return { tagName, attribs: next };
+  };
+  const config: sanitizeHtml.IOptions = {
+    allowedTags: [...ALLOWED_TAGS],
+    allowedAttributes: ALLOWED_ATTRIBUTES,
+    allowedClasses: { code: ["language-*"], pre: ["language-*"] },
+    allowedSchemes: HTTP,
+    allowedSchemesByTag: URL_SCHEMES,
+    allowedSchemesAppliedToAttributes: URL_ATTRIBUTES,
+    allowProtocolRelative: false,
+    allowedStyles: {},
+    selfClosing: ["img", "br", "hr", "col"],
+    disallowedTagsMode: "discard",
+    nonTextTags: DROP_WITH_CONTENT,
+    enforceHtmlBoundary: false,
+    transformTags: { "*": transform },
+  };
+  return (html) => sanitizeHtml(html, config);
+}

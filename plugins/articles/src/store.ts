@@ -1,0 +1,228 @@
+import type { ArticleRecord } from "@vellum/core";
+import { type CompiledQuery, type Kysely, sql, type Transaction } from "kysely";
+
+/** The plugin's database handle or a transaction on it (a Kysely `Transaction` is a `Kysely`). */
+// biome-ignore lint/suspicious/noExplicitAny: the plugin's tables are reached through the kernel's untyped handle
+export type Db = Kysely<any>;
+/** A transaction, as `article:commit` subscribers receive it. */
+// biome-ignore lint/suspicious/noExplicitAny: as above
+export type Trx = Transaction<any>;
+
+export type ArticleSummary = Omit<ArticleRecord, "content">;
+
+interface ItemRow {
+  id: string;
+  slug: string;
+  title: string;
+  tags: string;
+  created_at: string;
+  updated_at: string;
+  content?: string;
+}
+
+const SUMMARY_COLUMNS = ["id", "slug", "title", "tags", "created_at", "updated_at"] as const;
+const FULL_COLUMNS = [...SUMMARY_COLUMNS, "content"] as const;
+/** Placeholder bound at compile time; every statement is compiled once and run with real values. */
+const P = "?";
+
+function toSummary(row: ItemRow): ArticleSummary {
+  return {
+    id: row.id,
+    title: row.title,
+    slug: row.slug,
+    tags: JSON.parse(row.tags) as string[],
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+function toRecord(row: ItemRow): ArticleRecord {
+  const { created_at, updated_at, ...summary } = toSummary(row);
+  return { ...summary, content: row.content ?? "", created_at, updated_at };
+}
+
+/** A statement compiled once; `run` binds new values in the compiled parameter order. */
+class Prepared<R> {
+  readonly #query: CompiledQuery;
+
+  constructor(query: CompiledQuery, arity: number) {
+    if (query.parameters.length !== arity) {
+      throw new Error(`statement has ${query.parameters.length} parameters, expected ${arity}: ${query.sql}`);
+    }
+    this.#query = query;
+  }
+
+  async rows(db: Db, parameters: readonly unknown[]): Promise<R[]> {
+    return (await db.executeQuery<R>({ ...this.#query, parameters })).rows;
+  }
+
+  async run(db: Db, parameters: readonly unknown[]): Promise<number> {
+    return Number((await db.executeQuery({ ...this.#query, parameters })).numAffectedRows ?? 0);
+  }
+}
+
+/**
+ * Every query of the plugin over `articles_items`, `articles_tags` and `articles_pending`,
+ * compiled once (Kysely's compile step costs more than SQLite's lookups on hot reads).
+ * Methods take the executor so the same statements run inside and outside transactions.
+ * `articles_tags` is never written here: the table's triggers keep it equal to `tags`.
+ */
+export class ArticleStore {
+  readonly #bySlug: Prepared<ItemRow>;
+  readonly #byId: Prepared<ItemRow>;
+  readonly #page: Prepared<ItemRow>;
+  readonly #pageAfter: Prepared<ItemRow>;
+  readonly #tagPage: Prepared<ItemRow>;
+  readonly #tagPageAfter: Prepared<ItemRow>;
+  readonly #ascending: Prepared<ItemRow>;
+  readonly #slugHolder: Prepared<{ id: string; queued: number }>;
+  readonly #insertClaimed: Prepared<never>;
+  readonly #update: Prepared<never>;
+  readonly #delete: Prepared<never>;
+  readonly #claimById: Prepared<{ id: string; slug: string }>;
+  readonly #claimBySlug: Prepared<{ id: string; slug: string }>;
+  readonly #insertClaim: Prepared<never>;
+  readonly #deleteClaim: Prepared<never>;
+  readonly #count: Prepared<{ count: number }>;
+  readonly #latest: Prepared<{ latest: string | null }>;
+
+  constructor(db: Db) {
+    const items = () => db.selectFrom("articles_items");
+    const newest = (q: ReturnType<typeof items>) => q.select(SUMMARY_COLUMNS).orderBy("id", "desc").limit(1);
+    const tagged = () =>
+      db
+        .selectFrom("articles_tags as t")
+        .innerJoin("articles_items as i", "i.id", "t.article_id")
+        .select(SUMMARY_COLUMNS.map((c) => `i.${c}` as const))
+        .where("t.tag", "=", P);
+    this.#bySlug = new Prepared(items().select(FULL_COLUMNS).where("slug", "=", P).compile(), 1);
+    this.#byId = new Prepared(items().select(FULL_COLUMNS).where("id", "=", P).compile(), 1);
+    this.#page = new Prepared(newest(items()).compile(), 1);
+    this.#pageAfter = new Prepared(newest(items().where("id", "<", P)).compile(), 2);
+    this.#tagPage = new Prepared(tagged().orderBy("t.article_id", "desc").limit(1).compile(), 2);
+    this.#tagPageAfter = new Prepared(
+      tagged().where("t.article_id", "<", P).orderBy("t.article_id", "desc").limit(1).compile(),
+      3,
+    );
+    this.#ascending = new Prepared(
+      items().select(FULL_COLUMNS).where("id", ">", P).orderBy("id", "asc").limit(1).compile(),
+      2,
+    );
+    this.#slugHolder = new Prepared(
+      sql`SELECT id, 0 AS queued FROM articles_items WHERE slug = ${P}
+          UNION ALL SELECT id, 1 AS queued FROM articles_pending WHERE slug = ${P}`.compile(db),
+      2,
+    );
+    // Inserts only while the create's claim exists; the insert trigger consumes the claim and
+    // writes the tag rows, so applying a create is this one statement.
+    this.#insertClaimed = new Prepared(
+      sql`INSERT INTO articles_items (id, slug, title, tags, created_at, updated_at, content)
+          SELECT ${P}, ${P}, ${P}, ${P}, ${P}, ${P}, ${P}
+          WHERE EXISTS (SELECT 1 FROM articles_pending WHERE id = ${P})`.compile(db),
+      8,
+    );
+    const changes = { slug: P, title: P, tags: P, updated_at: P, content: P };
+    this.#update = new Prepared(db.updateTable("articles_items").set(changes).where("id", "=", P).compile(), 6);
+    this.#delete = new Prepared(db.deleteFrom("articles_items").where("id", "=", P).compile(), 1);
+    const claims = () => db.selectFrom("articles_pending").select(["id", "slug"]);
+    this.#claimById = new Prepared(claims().where("id", "=", P).compile(), 1);
+    this.#claimBySlug = new Prepared(claims().where("slug", "=", P).compile(), 1);
+    this.#insertClaim = new Prepared(db.insertInto("articles_pending").values({ id: P, slug: P }).compile(), 2);
+    this.#deleteClaim = new Prepared(db.deleteFrom("articles_pending").where("id", "=", P).compile(), 1);
+    this.#count = new Prepared(
+      items()
+        .select((eb) => eb.fn.countAll().as("count"))
+        .compile(),
+      0,
+    );
+    this.#latest = new Prepared(
+      items()
+        .select((eb) => eb.fn.max("updated_at").as("latest"))
+        .compile(),
+      0,
+    );
+  }
+
+  async bySlug(db: Db, slug: string): Promise<ArticleRecord | undefined> {
+    const [row] = await this.#bySlug.rows(db, [slug]);
+    return row && toRecord(row);
+  }
+
+  async byId(db: Db, id: string): Promise<ArticleRecord | undefined> {
+    const [row] = await this.#byId.rows(db, [id]);
+    return row && toRecord(row);
+  }
+
+  /** Newest first, ids below `beforeId` when given, optionally only articles with `tag`. */
+  async page(db: Db, options: { limit: number; beforeId?: string; tag?: string }): Promise<ArticleSummary[]> {
+    const { limit, beforeId, tag } = options;
+    let rows: ItemRow[];
+    if (tag === undefined) {
+      rows =
+        beforeId === undefined ? await this.#page.rows(db, [limit]) : await this.#pageAfter.rows(db, [beforeId, limit]);
+    } else {
+      rows =
+        beforeId === undefined
+          ? await this.#tagPage.rows(db, [tag, limit])
+          : await this.#tagPageAfter.rows(db, [tag, beforeId, limit]);
+    }
+    return rows.map(toSummary);
+  }
+
+  /** Oldest first, ids above `afterId` (the service's full iteration). */
+  async ascending(db: Db, afterId: string, limit: number): Promise<ArticleRecord[]> {
+    return (await this.#ascending.rows(db, [afterId, limit])).map(toRecord);
+  }
+
+  /** Who holds `slug`: an article, or a queued create (`queued: true`) that claimed it. */
+  async slugHolder(db: Db, slug: string): Promise<{ id: string; queued: boolean } | undefined> {
+    const [row] = await this.#slugHolder.rows(db, [slug, slug]);
+    return row && { id: row.id, queued: row.queued === 1 };
+  }
+
+  /**
+   * Inserts the article of queued create `article.id` if its claim is still there (and thereby
+   * consumes it); returns false when the create was already applied.
+   */
+  async insertClaimed(db: Db, article: ArticleRecord): Promise<boolean> {
+    const { id, slug, title, tags, created_at, updated_at, content } = article;
+    const values = [id, slug, title, JSON.stringify(tags), created_at, updated_at, content, id];
+    return (await this.#insertClaimed.run(db, values)) > 0;
+  }
+
+  /** Writes `next` over the article with the same id (the tag rows follow by trigger). */
+  async update(db: Db, next: ArticleRecord): Promise<void> {
+    const { id, slug, title, tags, updated_at, content } = next;
+    await this.#update.run(db, [slug, title, JSON.stringify(tags), updated_at, content, id]);
+  }
+
+  async delete(db: Db, id: string): Promise<void> {
+    await this.#delete.run(db, [id]);
+  }
+
+  /** The queued create that claims `slug`, if any. */
+  async claimBySlug(db: Db, slug: string): Promise<{ id: string; slug: string } | undefined> {
+    return (await this.#claimBySlug.rows(db, [slug]))[0];
+  }
+
+  async hasClaim(db: Db, id: string): Promise<boolean> {
+    return (await this.#claimById.rows(db, [id])).length > 0;
+  }
+
+  async claim(db: Db, id: string, slug: string): Promise<void> {
+    await this.#insertClaim.run(db, [id, slug]);
+  }
+
+  /** Drops the claim of create `id`; returns whether there was one. */
+  async release(db: Db, id: string): Promise<boolean> {
+    return (await this.#deleteClaim.run(db, [id])) > 0;
+  }
+
+  async count(db: Db): Promise<number> {
+    return Number((await this.#count.rows(db, []))[0]?.count ?? 0);
+  }
+
+  async latestChange(db: Db): Promise<string | null> {
+    return (await this.#latest.rows(db, []))[0]?.latest ?? null;
+  }
+}
