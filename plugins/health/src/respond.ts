@@ -1,6 +1,6 @@
-import { json as jsonResponse } from "@vellum/core";
+import { json as jsonReply, type Reply } from "@vellum/core";
 
-/** A JSON response that no cache keeps: health answers must always be fresh. */
-export function json(body: unknown, status = 200): Response {
-  return jsonResponse(body, { status, headers: { "cache-control": "no-store" } });
+/** A JSON reply that no cache keeps: health answers must always be fresh. */
+export function json(body: unknown, status = 200): Reply {
+  return jsonReply(body, { status, headers: { "cache-control": "no-store" } });
 }

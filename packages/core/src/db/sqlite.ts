@@ -1,6 +1,7 @@
 import { statSync } from "node:fs";
 import { Kysely, SqliteDialect } from "kysely";
 import { VellumError } from "../errors/vellum-error.js";
+import { withStatementCache } from "./statement-cache.js";
 import type { DatabaseOps, SqliteOptions, VellumDatabase } from "./types.js";
 
 type BetterSqlite3 = typeof import("better-sqlite3");
@@ -37,7 +38,7 @@ export async function openSqlite(options: SqliteOptions): Promise<VellumDatabase
   // Safety net only: the health plugin checkpoints at 32 MB and when idle (timed, in metrics).
   raw.pragma("wal_autocheckpoint = 16384");
   raw.pragma("journal_size_limit = 67108864");
-  const kysely = new Kysely({ dialect: new SqliteDialect({ database: raw }) });
+  const kysely = new Kysely({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
   const memory = options.path === ":memory:";
 
   const ops: DatabaseOps = {

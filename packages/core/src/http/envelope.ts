@@ -1,5 +1,5 @@
+import { FastResponse } from "srvx/node";
 import { API_ERROR_STATUS, type ApiErrorCode, type ApiErrorDetail } from "../errors/api-error.js";
-import { json } from "./json.js";
 
 export interface ErrorEnvelope {
   error: {
@@ -22,7 +22,10 @@ export function errorResponse(
     error: { code, message, request_id: requestId, docs: `/docs/api/errors#${code}` },
   };
   if (options.details?.length) body.error.details = options.details;
-  return json(body, { status: API_ERROR_STATUS[code], ...(options.headers ? { headers: options.headers } : {}) });
+  return new FastResponse(JSON.stringify(body), {
+    status: API_ERROR_STATUS[code],
+    headers: { ...options.headers, "content-type": "application/json; charset=utf-8" },
+  });
 }
 
 /** Maps a bare HTTP status (from h3 or a library) to the contract code that owns it. */

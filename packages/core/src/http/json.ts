@@ -1,18 +1,29 @@
-import { FastResponse } from "srvx/node";
-
 /**
- * A JSON response. Uses srvx's FastResponse, which Node's adapter writes without building a web
- * stream (a plain `new Response()` costs several times more per request); in-process callers
- * still get a standard `Response` interface.
+ * What handlers return for a response with a status or headers of their own. The kernel turns it
+ * into the final response in one step, with its own headers (request id, security, cookie) in the
+ * same plain object, so Node's adapter writes it without building a `Headers` or a web stream.
  */
-export function json(body: unknown, init: { status?: number; headers?: Record<string, string> } = {}): Response {
-  return new FastResponse(JSON.stringify(body), {
-    status: init.status ?? 200,
-    headers: { "content-type": "application/json; charset=utf-8", ...init.headers },
+export class Reply {
+  constructor(
+    readonly body: string | null,
+    readonly status: number,
+    readonly headers: Readonly<Record<string, string>>,
+  ) {}
+}
+
+export function isReply(value: unknown): value is Reply {
+  return value instanceof Reply;
+}
+
+/** A JSON reply. */
+export function json(body: unknown, init: { status?: number; headers?: Record<string, string> } = {}): Reply {
+  return new Reply(JSON.stringify(body), init.status ?? 200, {
+    "content-type": "application/json; charset=utf-8",
+    ...init.headers,
   });
 }
 
-/** A text response (Prometheus exposition, CSV, …) on the same fast path; set `content-type`. */
-export function text(body: string, init: { status?: number; headers: Record<string, string> }): Response {
-  return new FastResponse(body, { status: init.status ?? 200, headers: init.headers });
+/** A text reply (Prometheus exposition, CSV, …); set `content-type` in `headers`. */
+export function text(body: string, init: { status?: number; headers: Record<string, string> }): Reply {
+  return new Reply(body, init.status ?? 200, init.headers);
 }

