@@ -182,19 +182,21 @@ export class QueueWorker {
   /**
    * Group commit: every job of the batch runs in one transaction, each inside a savepoint. A job
    * that throws is rolled back to its savepoint and noted as failed; the jobs before it commit and
-   * the batch ends there so the queue's order holds.
+   * the batch ends there so the queue's order holds. The applied jobs are marked with one UPDATE
+   * in the same transaction as their effects.
    */
   async #applyBatch(jobs: JobRecord[]): Promise<void> {
     const handler = this.#handler as TransactionalHandler;
     const afterCommit: Array<{ job: JobRecord; run: AfterCommit }> = [];
     let failure: Failure | undefined;
     await this.#db.transaction().execute(async (trx) => {
+      const applied: JobRecord[] = [];
       for (const job of jobs) {
         await sql`SAVEPOINT vellum_job`.execute(trx);
         try {
           const after = await handler(job, trx);
-          await this.#markApplied(trx, job);
           await sql`RELEASE SAVEPOINT vellum_job`.execute(trx);
+          applied.push(job);
           if (typeof after === "function") afterCommit.push({ job, run: after });
         } catch (error) {
           await sql`ROLLBACK TO SAVEPOINT vellum_job`.execute(trx);
@@ -203,6 +205,7 @@ export class QueueWorker {
           break;
         }
       }
+      await this.#markApplied(trx, applied);
     });
     for (const { job, run } of afterCommit) {
       try {
@@ -222,14 +225,19 @@ export class QueueWorker {
       this.#reportFailure(await this.#recordFailure(this.#db, job, error));
       return;
     }
-    await this.#markApplied(this.#db, job);
+    await this.#markApplied(this.#db, [job]);
   }
 
-  async #markApplied(executor: AnyDb, job: JobRecord): Promise<void> {
+  async #markApplied(executor: AnyDb, jobs: readonly JobRecord[]): Promise<void> {
+    if (jobs.length === 0) return;
     await executor
       .updateTable(JOBS_TABLE)
       .set({ status: "applied", updated_at: new Date().toISOString() })
-      .where("id", "=", job.id)
+      .where(
+        "id",
+        "in",
+        jobs.map((job) => job.id),
+      )
       .where("status", "=", "queued")
       .execute();
   }

@@ -1,0 +1,161 @@
+import { type Kysely, sql } from "kysely";
+import type {
+  EngineStats,
+  RebuildOptions,
+  SearchDocument,
+  SearchEngine,
+  SearchRequest,
+  WriteTransaction,
+} from "../types.js";
+import {
+  createGeneration,
+  type GenerationRow,
+  isFreshBuild,
+  listGenerations,
+  liveState,
+  markBroken,
+} from "./generations.js";
+import { rebuild } from "./rebuild.js";
+import { type GenerationTables, generationTables, LAYOUT } from "./schema.js";
+import { search } from "./searcher.js";
+import { related, suggestTags } from "./similar.js";
+import { removeDocument, upsertDocument } from "./writer.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: the search tables are created and named at run time
+type Db = Kysely<any>;
+
+/** The index is missing or unusable; the caller answers degraded. */
+export class IndexUnavailableError extends Error {
+  override readonly name = "IndexUnavailableError";
+  constructor(readonly state: "missing" | "broken") {
+    super(`the search index is ${state}`);
+  }
+}
+
+/** SQLite's way of saying the index tables are damaged or gone. */
+function damaged(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === "string" && /^SQLITE_(CORRUPT|NOTADB)/.test(code)) return true;
+  return error instanceof Error && /no such (table|column)|malformed|fts5: corrupt/i.test(error.message);
+}
+
+export interface Fts5EngineOptions {
+  /** Called when a write to a generation failed and the generation was marked broken. */
+  onWriteFailure?: (error: unknown, generation: number) => void;
+}
+
+/**
+ * SQLite FTS5 in the application's own database. Each index generation is a set of tables
+ * (see schema.ts); `search_generations` names the live one and the one being built.
+ */
+export class Fts5Engine implements SearchEngine {
+  readonly #db: Db;
+  readonly #options: Fts5EngineOptions;
+
+  constructor(db: Db, options: Fts5EngineOptions = {}) {
+    this.#db = db;
+    this.#options = options;
+  }
+
+  /**
+   * Writes go to every writable generation, each inside a savepoint: if one fails (a damaged
+   * index), that generation is marked broken (queries answer degraded until a rebuild replaces
+   * it) and the article write itself still commits.
+   */
+  async #write(
+    trx: WriteTransaction,
+    apply: (t: GenerationTables, row: GenerationRow) => Promise<void>,
+  ): Promise<void> {
+    for (const row of await listGenerations(trx)) {
+      if (row.broken || row.layout !== LAYOUT) continue;
+      const tables = generationTables(row.generation);
+      await sql`SAVEPOINT search_index`.execute(trx);
+      try {
+        await apply(tables, row);
+        await sql`RELEASE search_index`.execute(trx);
+      } catch (error) {
+        await sql`ROLLBACK TO search_index`.execute(trx);
+        await sql`RELEASE search_index`.execute(trx);
+        await markBroken(trx, row.generation);
+        this.#options.onWriteFailure?.(error, row.generation);
+      }
+    }
+  }
+
+  index(trx: WriteTransaction, doc: SearchDocument): Promise<void> {
+    return this.#write(trx, (t, row) => upsertDocument(trx, t, doc, row.state === "building"));
+  }
+
+  remove(trx: WriteTransaction, id: string): Promise<void> {
+    return this.#write(trx, (t, row) => removeDocument(trx, t, id, row.state === "building"));
+  }
+
+  /**
+   * Runs `fn` on the live generation inside one read transaction (a consistent snapshot). An
+   * error that shows the index itself is damaged marks the generation broken.
+   */
+  async #read<T>(fn: (db: Db, t: GenerationTables, row: GenerationRow) => Promise<T>): Promise<T> {
+    let generation: number | undefined;
+    try {
+      return await this.#db.transaction().execute(async (trx) => {
+        const { row, state } = await liveState(trx, false);
+        if (state !== "ok" || !row) throw new IndexUnavailableError(state === "ok" ? "missing" : state);
+        generation = row.generation;
+        return fn(trx, generationTables(row.generation), row);
+      });
+    } catch (error) {
+      if (generation === undefined || !damaged(error)) throw error;
+      await markBroken(this.#db, generation);
+      throw new IndexUnavailableError("broken");
+    }
+  }
+
+  query(request: SearchRequest) {
+    return this.#read((db, t, row) => search(db, t, row.documents, request));
+  }
+
+  related(slug: string, limit: number) {
+    return this.#read((db, t, row) => related(db, t, row.documents, slug, limit));
+  }
+
+  suggestTags(text: { title: string; body: string }, limit: number, exclude: readonly string[]) {
+    return this.#read((db, t, row) => suggestTags(db, t, row.documents, text, limit, exclude));
+  }
+
+  rebuild(source: () => AsyncIterable<SearchDocument[]>, options?: RebuildOptions) {
+    return rebuild(this.#db, source, options);
+  }
+
+  async ensureIndex(): Promise<void> {
+    const rows = await listGenerations(this.#db);
+    if (!rows.some((row) => row.state === "active")) await createGeneration(this.#db, "active");
+  }
+
+  async stats(): Promise<EngineStats> {
+    const { row, state } = await liveState(this.#db, true);
+    const building = (await listGenerations(this.#db)).find((r) => r.state === "building");
+    let latestChange: string | null = null;
+    if (state === "ok" && row) {
+      const t = generationTables(row.generation);
+      const latest = await sql<{ latest: string | null }>`
+        SELECT max(updated_at) AS latest FROM ${sql.table(t.docs)}`.execute(this.#db);
+      latestChange = latest.rows[0]?.latest ?? null;
+    }
+    return {
+      state,
+      generation: row?.generation ?? null,
+      documents: state === "ok" ? (row?.documents ?? 0) : 0,
+      indexedAt: row?.indexed_at ?? null,
+      latestChange,
+      building: building
+        ? {
+            generation: building.generation,
+            documents: building.documents,
+            startedAt: building.started_at,
+            heartbeatAt: building.heartbeat_at,
+            alive: isFreshBuild(building),
+          }
+        : null,
+    };
+  }
+}

@@ -1,0 +1,132 @@
+import { type Kysely, sql } from "kysely";
+import {
+  createGenerationTables,
+  dropGenerationTables,
+  dropTables,
+  existingGenerations,
+  type GenerationTables,
+  generationComplete,
+  generationTables,
+  LAYOUT,
+} from "./schema.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: the search tables are created and named at run time
+type Db = Kysely<any>;
+
+export interface GenerationRow {
+  generation: number;
+  state: "active" | "building";
+  layout: number;
+  documents: number;
+  broken: number;
+  indexed_at: string | null;
+  started_at: string;
+  heartbeat_at: string;
+}
+
+/** A build whose heartbeat is older than this was abandoned (its process died). */
+export const BUILD_STALE_MS = 60_000;
+
+export async function listGenerations(db: Db): Promise<GenerationRow[]> {
+  const rows = await sql<GenerationRow>`SELECT * FROM search_generations ORDER BY generation`.execute(db);
+  return rows.rows;
+}
+
+export async function activeGeneration(db: Db): Promise<GenerationRow | undefined> {
+  const rows = await sql<GenerationRow>`SELECT * FROM search_generations WHERE state = 'active'`.execute(db);
+  return rows.rows[0];
+}
+
+export function isFreshBuild(row: GenerationRow, now = Date.now()): boolean {
+  return row.state === "building" && now - Date.parse(row.heartbeat_at) < BUILD_STALE_MS;
+}
+
+/** Marks a generation unusable (a write to it failed); it stays out of queries until rebuilt. */
+export async function markBroken(db: Db, generation: number): Promise<void> {
+  await sql`UPDATE search_generations SET broken = 1 WHERE generation = ${generation}`.execute(db);
+}
+
+export async function touch(db: Db, generation: number, added: number, indexed: boolean): Promise<void> {
+  const now = new Date().toISOString();
+  await sql`UPDATE search_generations
+    SET documents = documents + ${added}, heartbeat_at = ${now},
+        indexed_at = CASE WHEN ${indexed ? 1 : 0} = 1 THEN ${now} ELSE indexed_at END
+    WHERE generation = ${generation}`.execute(db);
+}
+
+/** Creates an empty generation in state `state`; its tables and its row commit together. */
+export async function createGeneration(db: Db, state: "active" | "building"): Promise<GenerationTables> {
+  return db.transaction().execute(async (trx) => {
+    const now = new Date().toISOString();
+    const inserted = await sql<{ generation: number }>`
+      INSERT INTO search_generations (state, layout, indexed_at, started_at, heartbeat_at)
+      VALUES (${state}, ${LAYOUT}, ${state === "active" ? now : null}, ${now}, ${now})
+      RETURNING generation`.execute(trx);
+    const tables = generationTables((inserted.rows[0] as { generation: number }).generation);
+    await createGenerationTables(trx, tables);
+    return tables;
+  });
+}
+
+/**
+ * Makes the building generation live in one transaction, and returns the generation it replaced.
+ * Readers either see the old one or the new one, never a mix.
+ */
+export async function promote(
+  db: Db,
+  generation: number,
+  beforeSwitch: (trx: Db) => Promise<void>,
+): Promise<number | null> {
+  return db.transaction().execute(async (trx) => {
+    const rows = await sql<GenerationRow>`SELECT * FROM search_generations`.execute(trx);
+    const building = rows.rows.find((row) => row.generation === generation && row.state === "building");
+    if (!building) throw new Error(`search generation ${generation} is no longer being built`);
+    if (building.broken) throw new Error(`a live write to search generation ${generation} failed`);
+    await beforeSwitch(trx);
+    const previous = rows.rows.find((row) => row.state === "active");
+    if (previous) await sql`DELETE FROM search_generations WHERE generation = ${previous.generation}`.execute(trx);
+    const now = new Date().toISOString();
+    await sql`UPDATE search_generations SET state = 'active', indexed_at = ${now}, heartbeat_at = ${now}
+      WHERE generation = ${generation}`.execute(trx);
+    await sql`DELETE FROM ${sql.table(generationTables(generation).tombstones)}`.execute(trx);
+    return previous?.generation ?? null;
+  });
+}
+
+/** Forgets a generation and drops its tables. */
+export async function discardGeneration(db: Db, generation: number): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await sql`DELETE FROM search_generations WHERE generation = ${generation}`.execute(trx);
+    await dropGenerationTables(trx, generationTables(generation));
+  });
+}
+
+/**
+ * Drops what crashed or replaced generations left behind: tables of generations with no row, and
+ * builds whose process stopped sending heartbeats.
+ */
+export async function removeLeftovers(db: Db): Promise<void> {
+  const rows = await listGenerations(db);
+  for (const row of rows) {
+    if (row.state === "building" && !isFreshBuild(row)) await discardGeneration(db, row.generation);
+  }
+  const known = new Set((await listGenerations(db)).map((row) => row.generation));
+  for (const [generation, tables] of await existingGenerations(db)) {
+    if (!known.has(generation)) await dropTables(db, tables);
+  }
+}
+
+/**
+ * Whether the live generation can answer queries, and why not. `thorough` also checks that its
+ * tables exist (health does; queries find out when a statement fails, which saves a lookup).
+ */
+export async function liveState(
+  db: Db,
+  thorough: boolean,
+): Promise<{ row: GenerationRow | undefined; state: "ok" | "missing" | "broken" }> {
+  const row = await activeGeneration(db);
+  if (!row || row.layout !== LAYOUT) return { row, state: "missing" };
+  if (row.broken) return { row, state: "broken" };
+  if (thorough && !(await generationComplete(db, generationTables(row.generation)))) return { row, state: "missing" };
+  return { row, state: "ok" };
+}

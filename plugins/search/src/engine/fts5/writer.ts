@@ -1,0 +1,136 @@
+import { type Kysely, sql } from "kysely";
+import { vocabularyWords } from "../../text/tokenize.js";
+import type { SearchDocument } from "../types.js";
+import { touch } from "./generations.js";
+import type { GenerationTables } from "./schema.js";
+import { applyDeltas, countInto } from "./vocabulary.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: the search tables are created and named at run time
+type Db = Kysely<any>;
+
+interface StoredText {
+  rowid: number;
+  title: string;
+  tags: string;
+  tags_text: string;
+  body: string;
+}
+
+function documentWords(doc: { title: string; tags_text: string; body: string }): Set<string> {
+  return vocabularyWords(`${doc.title}\n${doc.tags_text}\n${doc.body}`);
+}
+
+function row(doc: SearchDocument) {
+  return {
+    article_id: doc.id,
+    slug: doc.slug,
+    title: doc.title,
+    tags: JSON.stringify(doc.tags),
+    tags_text: doc.tags.join("\n"),
+    body: doc.body,
+    created_at: doc.created_at,
+    updated_at: doc.updated_at,
+  };
+}
+
+async function stored(db: Db, t: GenerationTables, id: string): Promise<StoredText | undefined> {
+  const rows = await sql<StoredText>`
+    SELECT rowid, title, tags, tags_text, body FROM ${sql.table(t.docs)} WHERE article_id = ${id}`.execute(db);
+  return rows.rows[0];
+}
+
+/** Removes a stored document from the FTS index and the docs table, and counts its words and tags out. */
+async function unindex(
+  db: Db,
+  t: GenerationTables,
+  old: StoredText,
+  terms: Map<string, number>,
+  tags: Map<string, number>,
+): Promise<void> {
+  await sql`INSERT INTO ${sql.table(t.fts)} (${sql.table(t.fts)}, rowid, title, tags_text, body)
+    VALUES ('delete', ${old.rowid}, ${old.title}, ${old.tags_text}, ${old.body})`.execute(db);
+  await sql`DELETE FROM ${sql.table(t.docs)} WHERE rowid = ${old.rowid}`.execute(db);
+  countInto(terms, documentWords(old), -1);
+  countInto(tags, JSON.parse(old.tags) as string[], -1);
+}
+
+/**
+ * Adds or replaces one document. The new row gets the next rowid, so rowid order is the order in
+ * which documents were last written (the planner reads it as recency).
+ */
+export async function upsertDocument(
+  db: Db,
+  t: GenerationTables,
+  doc: SearchDocument,
+  building: boolean,
+): Promise<void> {
+  const terms = new Map<string, number>();
+  const tags = new Map<string, number>();
+  const old = await stored(db, t, doc.id);
+  if (old) await unindex(db, t, old, terms, tags);
+  const values = row(doc);
+  const inserted = await sql<{ rowid: number }>`
+    INSERT INTO ${sql.table(t.docs)} (article_id, slug, title, tags, tags_text, body, created_at, updated_at)
+    VALUES (${values.article_id}, ${values.slug}, ${values.title}, ${values.tags}, ${values.tags_text},
+            ${values.body}, ${values.created_at}, ${values.updated_at})
+    RETURNING rowid`.execute(db);
+  const rowid = (inserted.rows[0] as { rowid: number }).rowid;
+  await sql`INSERT INTO ${sql.table(t.fts)} (rowid, title, tags_text, body)
+    VALUES (${rowid}, ${values.title}, ${values.tags_text}, ${values.body})`.execute(db);
+  countInto(terms, documentWords(values), 1);
+  countInto(tags, doc.tags, 1);
+  await applyDeltas(db, t, terms, tags, building);
+  await touch(db, t.generation, old ? 0 : 1, true);
+}
+
+/** Removes one document; in a generation being built, also leaves a tombstone for the builder. */
+export async function removeDocument(db: Db, t: GenerationTables, id: string, building: boolean): Promise<void> {
+  if (building) {
+    await sql`INSERT OR IGNORE INTO ${sql.table(t.tombstones)} (article_id) VALUES (${id})`.execute(db);
+  }
+  const old = await stored(db, t, id);
+  if (!old) return;
+  const terms = new Map<string, number>();
+  const tags = new Map<string, number>();
+  await unindex(db, t, old, terms, tags);
+  await applyDeltas(db, t, terms, tags, building);
+  await touch(db, t.generation, -1, true);
+}
+
+/**
+ * Adds a batch read from the articles while building. A document already written by a live
+ * change (or deleted meanwhile) is newer than the batch and is left alone. The words and tags of
+ * the added documents are counted into `terms` and `tags` (written once the copy is done).
+ * Returns how many documents were added.
+ */
+export async function insertBatch(
+  db: Db,
+  t: GenerationTables,
+  docs: readonly SearchDocument[],
+  terms: Map<string, number>,
+  tags: Map<string, number>,
+): Promise<number> {
+  if (docs.length === 0) return 0;
+  const rows = docs.map(row);
+  const inserted = await sql<{ rowid: number; article_id: string }>`
+    INSERT INTO ${sql.table(t.docs)} (article_id, slug, title, tags, tags_text, body, created_at, updated_at)
+    SELECT value ->> '$.article_id', value ->> '$.slug', value ->> '$.title', value ->> '$.tags',
+      value ->> '$.tags_text', value ->> '$.body', value ->> '$.created_at', value ->> '$.updated_at'
+    FROM json_each(${JSON.stringify(rows)})
+    WHERE value ->> '$.article_id' NOT IN (SELECT article_id FROM ${sql.table(t.tombstones)})
+    ON CONFLICT (article_id) DO NOTHING
+    RETURNING rowid, article_id`.execute(db);
+  if (inserted.rows.length === 0) return 0;
+  const rowids = inserted.rows.map((r) => r.rowid);
+  await sql`INSERT INTO ${sql.table(t.fts)} (rowid, title, tags_text, body)
+    SELECT rowid, title, tags_text, body FROM ${sql.table(t.docs)}
+    WHERE rowid BETWEEN ${Math.min(...rowids)} AND ${Math.max(...rowids)}`.execute(db);
+  const ids = new Set(inserted.rows.map((r) => r.article_id));
+  for (const r of rows) {
+    if (!ids.has(r.article_id)) continue;
+    countInto(terms, documentWords(r), 1);
+    countInto(tags, JSON.parse(r.tags) as string[], 1);
+  }
+  await touch(db, t.generation, inserted.rows.length, false);
+  return inserted.rows.length;
+}

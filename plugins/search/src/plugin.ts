@@ -1,0 +1,141 @@
+import { type ArticlesService, definePlugin, type RouteMeta, type VellumPluginContext } from "@vellum/core";
+import { toSearchDocument } from "./document.js";
+import { Fts5Engine } from "./engine/fts5/engine.js";
+import { removeLeftovers } from "./engine/fts5/generations.js";
+import { failureReason, SearchErrors } from "./errors.js";
+import { isStale, searchHealth } from "./health.js";
+import { searchMigrations } from "./migrations/index.js";
+import { DEFAULT_OPTIONS, type SearchOptions, validateOptions } from "./options.js";
+import { ReindexController } from "./reindex.js";
+import { reindexStatusHandler, startReindexHandler } from "./routes/admin.js";
+import { relatedHandler, suggestTagsHandler } from "./routes/ai.js";
+import { searchHandler } from "./routes/search.js";
+import type { SearchService } from "./service.js";
+
+/** The articles service when the articles plugin is installed (search works without it, unfilled). */
+function articlesOf(ctx: VellumPluginContext<SearchOptions>): () => ArticlesService | undefined {
+  return () => {
+    try {
+      return ctx.inject("articles");
+    } catch {
+      return undefined;
+    }
+  };
+}
+
+function registerMetrics(ctx: VellumPluginContext<SearchOptions>) {
+  const queries = ctx.metrics.counter({
+    name: "service_search_queries_total",
+    help: "Search requests by how they were answered (plan kind, or degraded); never by query",
+    labelNames: ["plan"],
+  });
+  const duration = ctx.metrics.histogram({
+    name: "service_search_query_duration_seconds",
+    help: "Time to plan and run a search query, by plan kind",
+    labelNames: ["plan"],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+  });
+  return (plan: string, seconds: number) => {
+    queries.inc({ plan });
+    duration.observe({ plan }, seconds);
+  };
+}
+
+/**
+ * Full-text search over articles (contract §6): SQLite FTS5 in the application database,
+ * indexed inside each article write's transaction, with a non-destructive reindex and the beta
+ * `ai` endpoints. Depends on no other plugin: it listens to `article:*` hooks and reads the
+ * `articles` service only to rebuild and to detect a stale index.
+ */
+export const search = definePlugin<SearchOptions>({
+  name: "search",
+  optionalDependsOn: ["articles"],
+  defaults: DEFAULT_OPTIONS,
+  setup(ctx) {
+    const options = ctx.options;
+    validateOptions(options);
+    ctx.migrations(searchMigrations);
+    const engine = new Fts5Engine(ctx.db, {
+      onWriteFailure: (error, generation) =>
+        ctx.captureError(SearchErrors.indexWriteFailed([generation, failureReason(error)], { cause: error })),
+    });
+    const articles = articlesOf(ctx);
+    const controller = new ReindexController(engine, articles, options.reindexBatchSize);
+
+    ctx.hooks.hook("article:commit", async ({ op, article, trx, context }) => {
+      const started = performance.now();
+      if (op === "delete") await engine.remove(trx, article.id);
+      else await engine.index(trx, toSearchDocument(article));
+      context.searchIndexMs = performance.now() - started;
+    });
+    const announce =
+      (name: "search:indexed" | "search:removed") =>
+      async ({ article, context }: { article: { id: string }; context: Record<string, unknown> }) => {
+        const durationMs = typeof context.searchIndexMs === "number" ? context.searchIndexMs : 0;
+        await ctx.hooks.callHook(name, { kind: "article", id: article.id, durationMs });
+      };
+    ctx.hooks.hook("article:afterCreate", announce("search:indexed"));
+    ctx.hooks.hook("article:afterUpdate", announce("search:indexed"));
+    ctx.hooks.hook("article:afterDelete", announce("search:removed"));
+    ctx.hooks.hook("health:check", async ({ checks }) => {
+      checks.push(await searchHealth(engine, articles()));
+    });
+
+    const limited = (name: string): RouteMeta =>
+      options.rateLimit
+        ? { rateLimit: { name, limit: options.rateLimit.limit, windowMs: options.rateLimit.windowMs } }
+        : {};
+    const observe = registerMetrics(ctx);
+    ctx.router.get(
+      options.path,
+      searchHandler({ engine, observe, report: (error) => ctx.captureError(error) }),
+      limited("search"),
+    );
+    const admin = {
+      engine,
+      controller,
+      hasSource: () => articles() !== undefined,
+      report: (error: unknown) => ctx.captureError(error, { task: "reindex" }),
+    };
+    const adminMeta: RouteMeta = { auth: "key", csrf: false, apiKeyHeader: true };
+    ctx.router.post(options.reindexPath, startReindexHandler(admin), adminMeta);
+    ctx.router.get(options.reindexPath, reindexStatusHandler(admin), adminMeta);
+    ctx.router.get(`${options.aiPrefix}/related/:slug`, relatedHandler(engine), { feature: "ai", ...limited("ai") });
+    ctx.router.post(`${options.aiPrefix}/suggest-tags`, suggestTagsHandler(engine), {
+      feature: "ai",
+      ...limited("ai"),
+    });
+
+    const service: SearchService = {
+      engine,
+      reindex: (opts) => controller.run(opts),
+      reindexStatus: () => controller.status(),
+      stats: () => engine.stats(),
+    };
+    ctx.provide("search", service);
+
+    ctx.onStart(async () => {
+      await removeLeftovers(ctx.db);
+      const source = articles();
+      if (!source || (await source.count()) === 0) await engine.ensureIndex();
+    });
+
+    if (options.autoRepair) {
+      let staleBefore = false;
+      ctx.schedule(
+        "repair",
+        { everyMs: options.repairIntervalMs, jitterMs: options.repairIntervalMs / 10, runImmediately: true },
+        async () => {
+          const source = articles();
+          if (!source || controller.running) return;
+          const stats = await engine.stats();
+          if (stats.building?.alive) return;
+          const stale = await isStale(stats, source);
+          const repair = stats.state !== "ok" || (stale && staleBefore);
+          staleBefore = stale && !repair;
+          if (repair) await controller.run();
+        },
+      );
+    }
+  },
+});
