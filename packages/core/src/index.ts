@@ -1,3 +1,5 @@
+/** Kysely's SQL template and types, so plugins build queries with the kernel's own copy. */
+export { type CompiledQuery, type Kysely, sql, type Transaction } from "kysely";
 export { DEFAULT_STORAGE_QUOTA_BYTES, defineConfig, type SecurityConfig, type VellumConfig } from "./config.js";
 export {
   type AppliedMigration,
@@ -28,6 +30,7 @@ export {
   ISOLATED_HOOKS,
   isIsolatedHook,
   type OperationContext,
+  type SearchIndexedEvent,
   type StorageChange,
   type VellumErrorEvent,
   type VellumHooks,

@@ -44,6 +44,13 @@ export class ServiceRegistry {
     return entry.impl as VellumServices[K];
   }
 
+  /** Like `inject`, but undefined when no provider is installed (for `optionalDependsOn`). */
+  tryInject<K extends Key>(consumer: string, key: K, allowed: readonly string[]): VellumServices[K] | undefined {
+    const entry = this.#services.get(key);
+    if (!entry) return undefined;
+    return this.inject(consumer, key, allowed);
+  }
+
   /** For the host app: any provided service. */
   get<K extends Key>(key: K): VellumServices[K] | undefined {
     return this.#services.get(key)?.impl as VellumServices[K] | undefined;

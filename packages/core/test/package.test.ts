@@ -40,6 +40,7 @@ describe("public exports", () => {
         "readJsonBody",
         "requestId",
         "resolvePlugins",
+        "sql",
         "text",
         "validationFailed",
         "walkFiles",

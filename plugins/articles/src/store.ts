@@ -1,5 +1,5 @@
 import type { ArticleRecord } from "@vellum/core";
-import { type CompiledQuery, type Kysely, sql, type Transaction } from "kysely";
+import { type CompiledQuery, type Kysely, sql, type Transaction } from "@vellum/core";
 
 /** The plugin's database handle or a transaction on it (a Kysely `Transaction` is a `Kysely`). */
 // biome-ignore lint/suspicious/noExplicitAny: the plugin's tables are reached through the kernel's untyped handle

@@ -51,9 +51,13 @@ describe("/metrics access", () => {
   });
 
   it("counts wrong keys toward the client's lockout, like failed writes", async () => {
-    t = await createTestVellum({ plugins: [health()], config: { security: { lockout: { maxFailures: 3 } } } });
+    const instance = await createTestVellum({
+      plugins: [health()],
+      config: { security: { lockout: { maxFailures: 3 } } },
+    });
+    t = instance;
     const guess = (key: string) =>
-      t.fetch("/metrics", { clientAddress: "203.0.113.9", headers: { authorization: `Bearer ${key}` } });
+      instance.fetch("/metrics", { clientAddress: "203.0.113.9", headers: { authorization: `Bearer ${key}` } });
     for (let i = 0; i < 3; i++) expect((await guess(`wrong-key-number-${i}-0000000000`)).status).toBe(403);
     const locked = await guess(TEST_API_KEY);
     expect(locked.status).toBe(429);

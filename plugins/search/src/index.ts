@@ -1,5 +1,5 @@
-export type { SearchDocument, SearchEngine, SearchHit, EngineStats, PlanKind } from "./engine/types.js";
 export { Fts5Engine, IndexUnavailableError } from "./engine/fts5/engine.js";
+export type { EngineStats, PlanKind, SearchDocument, SearchEngine, SearchHit } from "./engine/types.js";
 export { SearchErrors } from "./errors.js";
 export type { SearchOptions } from "./options.js";
 export { search } from "./plugin.js";
@@ -11,4 +11,4 @@ export {
   reindex,
 } from "./reindex.js";
 export type { SearchResponseBody } from "./routes/search.js";
-export type { SearchIndexedEvent, SearchService } from "./service.js";
+export type { SearchService } from "./service.js";

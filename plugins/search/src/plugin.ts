@@ -14,13 +14,7 @@ import type { SearchService } from "./service.js";
 
 /** The articles service when the articles plugin is installed (search works without it, unfilled). */
 function articlesOf(ctx: VellumPluginContext<SearchOptions>): () => ArticlesService | undefined {
-  return () => {
-    try {
-      return ctx.inject("articles");
-    } catch {
-      return undefined;
-    }
-  };
+  return () => ctx.tryInject("articles");
 }
 
 function registerMetrics(ctx: VellumPluginContext<SearchOptions>) {

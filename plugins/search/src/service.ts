@@ -10,19 +10,8 @@ export interface SearchService {
   stats(): Promise<EngineStats>;
 }
 
-export interface SearchIndexedEvent {
-  kind: "article";
-  id: string;
-  durationMs: number;
-}
-
 declare module "@vellum/core" {
   interface VellumServices {
     search: SearchService;
-  }
-  interface VellumHooks {
-    /** After an article write that changed the index has committed. */
-    "search:indexed": (payload: SearchIndexedEvent) => void | Promise<void>;
-    "search:removed": (payload: SearchIndexedEvent) => void | Promise<void>;
   }
 }

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { sql } from "kysely";
+import { sql } from "@vellum/core";
 import { afterEach, describe, expect, it } from "vitest";
 import { startChild } from "./child.js";
 import { boot, type Harness } from "./helpers.js";

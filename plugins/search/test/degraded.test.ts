@@ -1,5 +1,5 @@
 import type { HealthCheckResult } from "@vellum/core";
-import { sql } from "kysely";
+import { sql } from "@vellum/core";
 import { afterEach, describe, expect, it } from "vitest";
 import { reindex } from "../src/index.js";
 import { article, boot, type Harness, slugs } from "./helpers.js";

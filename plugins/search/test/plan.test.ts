@@ -1,4 +1,4 @@
-import { sql } from "kysely";
+import { sql } from "@vellum/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { reindex, type SearchEngine } from "../src/index.js";
 import { boot, type Harness } from "./helpers.js";

@@ -1,6 +1,6 @@
 import { setImmediate as tick } from "node:timers/promises";
+import { sql } from "@vellum/core";
 import { createTestVellum, TEST_API_KEY } from "@vellum/core/testing";
-import { sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
 import { reindex, search } from "../src/index.js";
 import { article, boot, type Harness } from "./helpers.js";

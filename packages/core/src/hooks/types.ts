@@ -35,6 +35,13 @@ export interface StorageChange {
   mount?: string;
 }
 
+/** Announced by the search plugin after an index change committed. */
+export interface SearchIndexedEvent {
+  kind: "article";
+  id: string;
+  durationMs: number;
+}
+
 export interface VellumErrorEvent {
   error: unknown;
   plugin?: string;
@@ -90,6 +97,10 @@ export interface VellumHooks {
    * accounting stays current between full rescans.
    */
   "storage:changed": (payload: StorageChange) => void | Promise<void>;
+  /** An article's index entry was written (after commit). */
+  "search:indexed": (payload: SearchIndexedEvent) => void | Promise<void>;
+  /** An article's index entry was removed (after commit). */
+  "search:removed": (payload: SearchIndexedEvent) => void | Promise<void>;
 }
 
 export type HookName = keyof VellumHooks & string;

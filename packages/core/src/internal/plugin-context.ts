@@ -86,6 +86,7 @@ export function createPluginContext<O extends object>(
     schedule: (job, opts, fn) => parts.scheduler.schedule(`${name}:${job}`, opts, fn),
     provide: (key, impl) => parts.services.provide(name, key, impl),
     inject: (key) => parts.services.inject(name, key, allowed),
+    tryInject: (key) => parts.services.tryInject(name, key, allowed),
     onStart: (fn) => parts.lifecycle.add(name, "start", fn),
     onReady: (fn) => parts.lifecycle.add(name, "ready", fn),
     onPreClose: (fn) => parts.lifecycle.add(name, "preClose", fn),

@@ -68,6 +68,8 @@ export interface VellumPluginContext<O extends object = Record<string, unknown>>
   ): void;
   provide<K extends keyof VellumServices & string>(key: K, impl: VellumServices[K]): void;
   inject<K extends keyof VellumServices & string>(key: K): VellumServices[K];
+  /** A service from an `optionalDependsOn` provider, or undefined when it is not installed. */
+  tryInject<K extends keyof VellumServices & string>(key: K): VellumServices[K] | undefined;
   onStart(fn: LifecycleCallback): void;
   onReady(fn: LifecycleCallback): void;
   onPreClose(fn: LifecycleCallback): void;

@@ -1,5 +1,5 @@
 import type { Migration } from "@vellum/core";
-import { sql } from "kysely";
+import { sql } from "@vellum/core";
 
 /**
  * Articles, their tags and the slug claims of queued creates.

@@ -1,4 +1,4 @@
-import type { Transaction } from "kysely";
+import type { Transaction } from "@vellum/core";
 
 // biome-ignore lint/suspicious/noExplicitAny: the write transaction belongs to the plugin that writes
 export type WriteTransaction = Transaction<any>;

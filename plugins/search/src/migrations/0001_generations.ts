@@ -1,5 +1,5 @@
 import type { Migration } from "@vellum/core";
-import { sql } from "kysely";
+import { sql } from "@vellum/core";
 
 /**
  * The index lives in generations of tables (`search_*_g<N>`, created by the engine); this table

@@ -1,5 +1,5 @@
+import { sql } from "@vellum/core";
 import { createTestVellum } from "@vellum/core/testing";
-import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import { porterStem } from "../../src/text/porter.js";
 

@@ -1,5 +1,5 @@
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
-import { type Kysely, sql } from "kysely";
+import { type Kysely, sql } from "@vellum/core";
 import { type RebuildOptions, type RebuildResult, RebuildRunningError, type SearchDocument } from "../types.js";
 import {
   createGeneration,

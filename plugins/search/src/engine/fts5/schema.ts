@@ -1,4 +1,4 @@
-import { type Kysely, sql } from "kysely";
+import { type Kysely, sql } from "@vellum/core";
 
 // biome-ignore lint/suspicious/noExplicitAny: the search tables are created and named at run time
 type Db = Kysely<any>;

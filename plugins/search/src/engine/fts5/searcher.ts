@@ -1,4 +1,4 @@
-import { type Kysely, sql } from "kysely";
+import { type Kysely, sql } from "@vellum/core";
 import { parseQuery } from "../../query/parse.js";
 import { planQuery, type QueryPlan, type VocabularyLookup } from "../../query/plan.js";
 import { makeSnippet, stemMatcher } from "../../snippet.js";

@@ -1,4 +1,4 @@
-import { type Kysely, sql } from "kysely";
+import { type Kysely, sql } from "@vellum/core";
 import { termFrequencies, termWeights, topTerms } from "../../ai/term-weights.js";
 import type { RelatedHit, TagSuggestion } from "../types.js";
 import { anyOf } from "./expression.js";

@@ -1,4 +1,4 @@
-import { type Kysely, sql } from "kysely";
+import { type Kysely, sql } from "@vellum/core";
 import { porterStem } from "../../text/porter.js";
 import { deletionVariants, isCorrectable } from "../../typo/variants.js";
 import type { GenerationTables } from "./schema.js";

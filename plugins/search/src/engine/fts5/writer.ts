@@ -1,4 +1,4 @@
-import { type Kysely, sql } from "kysely";
+import { type Kysely, sql } from "@vellum/core";
 import { vocabularyWords } from "../../text/tokenize.js";
 import type { SearchDocument } from "../types.js";
 import { touch } from "./generations.js";
