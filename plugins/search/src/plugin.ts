@@ -45,6 +45,9 @@ export const search = definePlugin<SearchOptions>({
   name: "search",
   optionalDependsOn: ["articles"],
   defaults: DEFAULT_OPTIONS,
+  commands: {
+    reindex: { description: "Rebuild the search index beside the live one, then swap; search and writes keep working" },
+  },
   setup(ctx) {
     const options = ctx.options;
     validateOptions(options);
@@ -107,6 +110,18 @@ export const search = definePlugin<SearchOptions>({
       stats: () => engine.stats(),
     };
     ctx.provide("search", service);
+    ctx.command("reindex", async (io) => {
+      if (!articles()) {
+        io.print("reindex: the articles plugin is not installed; there is nothing to index");
+        return 1;
+      }
+      const summary = await controller.run({
+        onProgress: (p) => io.progress(p.done, p.total ?? undefined, "reindex"),
+      });
+      const seconds = (summary.durationMs / 1000).toFixed(1);
+      io.print(`reindex: ${summary.documents} documents in ${seconds} s (generation ${summary.generation})`);
+      return 0;
+    });
 
     ctx.onStart(async () => {
       await removeLeftovers(ctx.db);
