@@ -6,7 +6,9 @@ export function machineInfo() {
   let cpu = cpus()[0]?.model ?? "unknown";
   try {
     cpu = /^model name\s*:\s*(.+)$/m.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1] ?? cpu;
-  } catch {}
+  } catch {
+    // not Linux: keep the model os.cpus() reports
+  }
   return {
     cpu,
     cores: availableParallelism(),

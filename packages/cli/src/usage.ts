@@ -1,6 +1,6 @@
 import type { ArgDef, ArgsDef, CommandDef, Resolvable } from "citty";
 
-// biome-ignore lint/suspicious/noExplicitAny: commands of any argument shape
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- commands of any argument shape
 type AnyCommand = CommandDef<any>;
 
 export interface ArgvWalk {

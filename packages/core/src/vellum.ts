@@ -63,7 +63,7 @@ export interface Vellum {
   state(): LifecycleState;
   /** A service provided by a plugin (host apps use this, plugins use `ctx.inject`). */
   service<K extends keyof VellumServices & string>(key: K): VellumServices[K] | undefined;
-  // biome-ignore lint/suspicious/noExplicitAny: host code narrows the schema
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- host code narrows the schema
   db(): Kysely<any>;
   database(): DatabaseOps;
   queue(): JobQueue;

@@ -12,7 +12,7 @@ import type { VellumDatabase } from "../src/db/types.js";
 import { JobQueue } from "../src/queue/job-queue.js";
 import { queueMigrations } from "../src/queue/migrations.js";
 
-// biome-ignore lint/suspicious/noExplicitAny: the test reads ad-hoc tables
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the test reads ad-hoc tables
 type AnyDb = Kysely<any>;
 
 const CHILD = fileURLToPath(new URL("./fixtures/queue-crash-child.mjs", import.meta.url));

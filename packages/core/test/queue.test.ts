@@ -13,9 +13,9 @@ import { queueMigrations } from "../src/queue/migrations.js";
 import type { JobRecord } from "../src/queue/types.js";
 import { defaultBackoffMs } from "../src/queue/worker.js";
 
-// biome-ignore lint/suspicious/noExplicitAny: tests use ad-hoc tables
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests use ad-hoc tables
 type AnyDb = Kysely<any>;
-// biome-ignore lint/suspicious/noExplicitAny: tests use ad-hoc tables
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests use ad-hoc tables
 type AnyTransaction = Transaction<any>;
 
 const dirs: string[] = [];

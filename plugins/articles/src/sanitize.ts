@@ -1,7 +1,8 @@
 import sanitizeHtml from "sanitize-html";
 
 /** Tags kept in article content (contract §5); everything else is dropped, its text kept escaped. */
-// biome-ignore format: a flat list reads better
+// A flat list reads better.
+// prettier-ignore
 export const ALLOWED_TAGS: readonly string[] = [
   "h1", "h2", "h3", "h4", "h5", "h6", "p", "br", "hr", "div", "span", "ul", "ol", "li", "dl", "dt", "dd",
   "a", "img", "figure", "figcaption", "blockquote", "q", "cite", "pre", "code", "kbd", "samp", "var",
@@ -31,7 +32,8 @@ const ALLOWED_ATTRIBUTES: Record<string, string[]> = {
  * Disallowed elements whose whole content goes too: raw-text and template elements, and SVG and
  * MathML subtrees (their parsing rules differ from HTML's, the root of most mutation-XSS tricks).
  */
-// biome-ignore format: a flat list reads better
+// A flat list reads better.
+// prettier-ignore
 const DROP_WITH_CONTENT = [
   "script", "style", "textarea", "option", "select", "xmp", "noscript", "noembed", "noframes", "iframe",
   "frameset", "object", "applet", "template", "title", "plaintext", "svg", "math",

@@ -2,10 +2,10 @@ import type { ArticleRecord } from "@vellum/core";
 import { type CompiledQuery, type Kysely, sql, type Transaction } from "@vellum/core";
 
 /** The plugin's database handle or a transaction on it (a Kysely `Transaction` is a `Kysely`). */
-// biome-ignore lint/suspicious/noExplicitAny: the plugin's tables are reached through the kernel's untyped handle
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the plugin's tables are reached through the kernel's untyped handle
 export type Db = Kysely<any>;
 /** A transaction, as `article:commit` subscribers receive it. */
-// biome-ignore lint/suspicious/noExplicitAny: as above
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
 export type Trx = Transaction<any>;
 
 export type ArticleSummary = Omit<ArticleRecord, "content">;

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { type Kysely, sql } from "kysely";
 import { CoreErrors } from "../errors/vellum-error.js";
 
-// biome-ignore lint/suspicious/noExplicitAny: migrations work on any schema
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations work on any schema
 type AnyDb = Kysely<any>;
 
 export interface Migration {

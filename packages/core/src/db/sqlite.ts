@@ -1,10 +1,11 @@
 import { statSync } from "node:fs";
+import type BetterSqlite3Module from "better-sqlite3";
 import { Kysely, SqliteDialect } from "kysely";
 import { VellumError } from "../errors/vellum-error.js";
 import { withStatementCache } from "./statement-cache.js";
 import type { DatabaseOps, SqliteOptions, VellumDatabase } from "./types.js";
 
-type BetterSqlite3 = typeof import("better-sqlite3");
+type BetterSqlite3 = typeof BetterSqlite3Module;
 
 async function loadDriver(): Promise<BetterSqlite3> {
   try {

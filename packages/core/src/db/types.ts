@@ -16,7 +16,7 @@ export interface DatabaseOps {
 }
 
 export interface VellumDatabase {
-  // biome-ignore lint/suspicious/noExplicitAny: each plugin narrows the schema to its own tables
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each plugin narrows the schema to its own tables
   readonly kysely: Kysely<any>;
   readonly ops: DatabaseOps;
   close(): Promise<void>;

@@ -49,7 +49,7 @@ export interface VellumErrorEvent {
   tags?: Record<string, string>;
 }
 
-// biome-ignore lint/suspicious/noExplicitAny: the transaction is typed by the plugin that uses it
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the transaction is typed by the plugin that uses it
 type AnyTransaction = Transaction<any>;
 
 /**

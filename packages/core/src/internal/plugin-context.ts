@@ -22,7 +22,7 @@ export interface KernelParts {
   logger: ConsolaInstance;
   bus: VellumHookBus;
   hookRegistry: Array<() => void>;
-  // biome-ignore lint/suspicious/noExplicitAny: plugins narrow the schema
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- plugins narrow the schema
   db: Kysely<any>;
   database: DatabaseOps;
   storage: Storage;

@@ -49,7 +49,7 @@ export interface VellumPluginContext<O extends object = Record<string, unknown>>
   readonly dataDir: string;
   readonly logger: ConsolaInstance;
   readonly hooks: VellumHookApi;
-  // biome-ignore lint/suspicious/noExplicitAny: plugins narrow the schema to their own tables
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- plugins narrow the schema to their own tables
   readonly db: Kysely<any>;
   readonly database: DatabaseOps;
   readonly storage: Storage;

@@ -27,7 +27,7 @@ export interface VellumPlugin<O extends object = Record<string, unknown>> {
 }
 
 /** A plugin of any option type, as lists of plugins hold them. */
-// biome-ignore lint/suspicious/noExplicitAny: option types differ per plugin; each checks its own
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- option types differ per plugin; each checks its own
 export type AnyVellumPlugin = VellumPlugin<any>;
 
 /**

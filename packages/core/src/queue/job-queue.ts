@@ -6,9 +6,9 @@ import { JOBS_TABLE } from "./migrations.js";
 import type { DeliveryHandler, JobRecord, ProcessOptions, QueueStats, TransactionalHandler } from "./types.js";
 import { type JobRow, type QueueErrorHandler, QueueWorker, toJobRecord } from "./worker.js";
 
-// biome-ignore lint/suspicious/noExplicitAny: the jobs table is reached through whatever schema the kernel uses
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the jobs table is reached through whatever schema the kernel uses
 type AnyDb = Kysely<any>;
-// biome-ignore lint/suspicious/noExplicitAny: callers enqueue inside their own typed transaction
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- callers enqueue inside their own typed transaction
 type AnyTransaction = Transaction<any>;
 
 /** Shared by every queue in the process so ids sort in enqueue order even within one millisecond. */

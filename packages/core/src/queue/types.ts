@@ -24,8 +24,8 @@ export type AfterCommit = () => void | Promise<void>;
  * Runs inside the apply transaction: its database effects and the job's `applied` mark commit
  * together, so a job is applied exactly once even across crashes.
  */
-// biome-ignore lint/suspicious/noExplicitAny: each queue's handler narrows the schema to its own tables
-// biome-ignore lint/suspicious/noConfusingVoidType: handlers that return nothing are plain `async` functions
+// Each queue's handler narrows the schema to its own tables; handlers that return nothing are plain `async` functions.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any, @typescript-eslint/no-invalid-void-type
 export type TransactionalHandler = (job: JobRecord, trx: Transaction<any>) => Promise<void | AfterCommit>;
 
 /** Runs outside any transaction (network I/O); the job is marked applied after it resolves, so at least once. */

@@ -10,7 +10,7 @@ import type {
   TransactionalHandler,
 } from "./types.js";
 
-// biome-ignore lint/suspicious/noExplicitAny: the jobs table is reached through whatever schema the kernel uses
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the jobs table is reached through whatever schema the kernel uses
 type AnyDb = Kysely<any>;
 
 export type QueueErrorHandler = (error: unknown, info: { queue: string; jobId?: string }) => void;

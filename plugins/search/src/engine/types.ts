@@ -1,6 +1,6 @@
 import type { Transaction } from "@vellum/core";
 
-// biome-ignore lint/suspicious/noExplicitAny: the write transaction belongs to the plugin that writes
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the write transaction belongs to the plugin that writes
 export type WriteTransaction = Transaction<any>;
 
 /** What the engine indexes for one article. */

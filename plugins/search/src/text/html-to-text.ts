@@ -69,7 +69,7 @@ const MARKUP =
   /<!--[\s\S]*?-->|<(script|style|template)\b[\s\S]*?<\/\1\s*>|<\/?([a-zA-Z][a-zA-Z0-9:-]*)(?:[^>"']|"[^"]*"|'[^']*')*>|<!?[^>]*>/g;
 const ENTITY = /&(#\d{1,7}|#[xX][0-9a-fA-F]{1,6}|[a-zA-Z]{2,8});/g;
 // Control characters (C0 except tab/newline, DEL, C1) never reach the index: the snippet markers use them.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/g;
 
 function decodeEntity(match: string, body: string): string {

@@ -21,7 +21,7 @@ import { search } from "./searcher.js";
 import { related, suggestTags } from "./similar.js";
 import { removeDocument, upsertDocument } from "./writer.js";
 
-// biome-ignore lint/suspicious/noExplicitAny: the search tables are created and named at run time
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the search tables are created and named at run time
 type Db = Kysely<any>;
 
 /** The index is missing or unusable; the caller answers degraded. */

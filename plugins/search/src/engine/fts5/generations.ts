@@ -10,7 +10,7 @@ import {
   LAYOUT,
 } from "./schema.js";
 
-// biome-ignore lint/suspicious/noExplicitAny: the search tables are created and named at run time
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the search tables are created and named at run time
 type Db = Kysely<any>;
 
 export interface GenerationRow {

@@ -14,7 +14,7 @@ import { dropGenerationTables, generationTables } from "./schema.js";
 import { addBuildCounts, describePending, finishVocabulary } from "./vocabulary.js";
 import { insertBatch } from "./writer.js";
 
-// biome-ignore lint/suspicious/noExplicitAny: the search tables are created and named at run time
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the search tables are created and named at run time
 type Db = Kysely<any>;
 
 /**

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from "@vellum/core";
 
-// biome-ignore lint/suspicious/noExplicitAny: the search tables are created and named at run time
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the search tables are created and named at run time
 type Db = Kysely<any>;
 
 /** Version of the per-generation table layout below; a generation with another layout is rebuilt. */

@@ -7,7 +7,7 @@ import { matchExpression, quote } from "./expression.js";
 import { type GenerationTables, WEIGHTS } from "./schema.js";
 import { completions, correctionCandidates, stemDocs } from "./vocabulary.js";
 
-// biome-ignore lint/suspicious/noExplicitAny: the search tables are created and named at run time
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the search tables are created and named at run time
 type Db = Kysely<any>;
 
 interface PageRow {

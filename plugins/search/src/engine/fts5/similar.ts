@@ -5,7 +5,7 @@ import { anyOf } from "./expression.js";
 import { type GenerationTables, WEIGHTS } from "./schema.js";
 import { termDocs } from "./vocabulary.js";
 
-// biome-ignore lint/suspicious/noExplicitAny: the search tables are created and named at run time
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the search tables are created and named at run time
 type Db = Kysely<any>;
 
 /** Words used to describe a document for similarity. */

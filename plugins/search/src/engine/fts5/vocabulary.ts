@@ -3,7 +3,7 @@ import { porterStem } from "../../text/porter.js";
 import { deletionVariants, isCorrectable } from "../../typo/variants.js";
 import type { GenerationTables } from "./schema.js";
 
-// biome-ignore lint/suspicious/noExplicitAny: the search tables are created and named at run time
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the search tables are created and named at run time
 type Db = Kysely<any>;
 
 /** Rows per multi-row statement (2–3 parameters each, far below SQLite's variable limit). */

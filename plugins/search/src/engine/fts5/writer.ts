@@ -5,7 +5,7 @@ import { touch } from "./generations.js";
 import type { GenerationTables } from "./schema.js";
 import { applyDeltas, countInto } from "./vocabulary.js";
 
-// biome-ignore lint/suspicious/noExplicitAny: the search tables are created and named at run time
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the search tables are created and named at run time
 type Db = Kysely<any>;
 
 interface StoredText {
