@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { definePlugin, type Migration, migrationTableName, VellumError } from "../src/index.js";
+import { definePlugin, type Migration, migrationChecksum, migrationTableName, VellumError } from "../src/index.js";
 import { createTestVellum, type TestVellum } from "../src/testing/index.js";
 
 const open: TestVellum[] = [];
@@ -114,5 +114,36 @@ describe("migrations", () => {
     }).catch((e) => e);
     expect(VellumError.is(error, "VELLUM_MIGRATIONS_PENDING")).toBe(true);
     expect((error as Error).message).toContain("shelf/0001_create");
+  });
+});
+
+describe("migration checksums", () => {
+  const reformatted: Migration = {
+    // the same migration as printed by another compiler: other whitespace, a comment, a trailing comma
+    up: (db) =>
+      db.schema
+        .createTable("shelf_items")
+        .addColumn(
+          "id",
+          "text",
+          (c) => c.primaryKey(), // primary key
+        )
+        .execute(),
+  };
+
+  it("ignore formatting differences between compilers", () => {
+    expect(migrationChecksum("0001_create", reformatted)).toBe(migrationChecksum("0001_create", createTable));
+  });
+
+  it("change when a token changes", () => {
+    const changed: Migration = {
+      up: (db) =>
+        db.schema
+          .createTable("shelf_items")
+          .addColumn("id", "integer", (c) => c.primaryKey())
+          .execute(),
+    };
+    expect(migrationChecksum("0001_create", changed)).not.toBe(migrationChecksum("0001_create", createTable));
+    expect(migrationChecksum("0002_create", createTable)).not.toBe(migrationChecksum("0001_create", createTable));
   });
 });

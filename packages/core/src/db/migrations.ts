@@ -38,13 +38,31 @@ export interface MigrationResult {
   error?: string;
 }
 
-/** Checksum of a migration: its name and the source text of its `up` (and `down`). */
+/**
+ * The source of a migration function without what compilers disagree on: whitespace, comments
+ * (a `//` after `:` is kept, as in a URL), trailing commas, and Vitest's rewriting of imported
+ * names (`sql` becomes `__vite_ssr_import_0__.sql`). tsc and esbuild print the same function
+ * differently, and a data dir migrated by the built code and reopened from source must not read
+ * as drift; changing a token must.
+ */
+function normalizedSource(fn: Migration["up"]): string {
+  return fn
+    .toString()
+    .replace(/(^|[^:])\/\/.*$/gm, "$1")
+    .replace(/\/\*[\s\S]*?\*\//g, "")
+    .replace(/\s+/g, "")
+    .replace(/\(0,__vite_ssr_import_\d+__\.(\w+)\)/g, "$1")
+    .replace(/__vite_ssr_import_\d+__\./g, "")
+    .replace(/,([)\]}])/g, "$1");
+}
+
+/** Checksum of a migration: its name and the normalized source of its `up` (and `down`). */
 export function migrationChecksum(name: string, migration: Migration): string {
   const hash = createHash("sha256");
   hash.update(name);
   hash.update("\0");
-  hash.update(migration.up.toString());
-  if (migration.down) hash.update(migration.down.toString());
+  hash.update(normalizedSource(migration.up));
+  if (migration.down) hash.update(normalizedSource(migration.down));
   return hash.digest("hex");
 }
 
