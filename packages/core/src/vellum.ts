@@ -3,14 +3,12 @@ import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { createConsola } from "consola";
 import { H3, type H3Event } from "h3";
-import type { Kysely } from "kysely";
-import type { Storage } from "unstorage";
 import { DEFAULT_STORAGE_QUOTA_BYTES, type VellumConfig } from "./config.js";
-import { type MigrationResult, MigrationRunner, type MigrationStatus } from "./db/migrations.js";
+import { MigrationRunner } from "./db/migrations.js";
 import { openSqlite } from "./db/sqlite.js";
-import type { DatabaseOps, VellumDatabase } from "./db/types.js";
+import type { VellumDatabase } from "./db/types.js";
 import { CoreErrors, VellumError } from "./errors/vellum-error.js";
-import { createHookApi, type VellumHookApi, VellumHookBus } from "./hooks/hooks.js";
+import { createHookApi, VellumHookBus } from "./hooks/hooks.js";
 import { createCorsPolicy } from "./http/cors.js";
 import { errorsPage } from "./http/errors-page.js";
 import { createPipeline, type LifecycleState } from "./http/pipeline.js";
@@ -20,10 +18,10 @@ import { LifecycleCallbacks, withTimeout } from "./internal/lifecycle.js";
 import { createPluginContext, type KernelParts } from "./internal/plugin-context.js";
 import { registerQueueMetrics } from "./internal/queue-metrics.js";
 import { registerCoreMetrics } from "./metrics/core-metrics.js";
-import { createMetrics, type VellumMetrics } from "./metrics/metrics.js";
+import { createMetrics } from "./metrics/metrics.js";
 import { createNodeListener, type NodeListener } from "./node/handler.js";
-import { type ListenOptions, listen, type VellumServer } from "./node/listen.js";
-import { CommandHandlers, type CommandIO } from "./plugin/commands.js";
+import { listen } from "./node/listen.js";
+import { CommandHandlers } from "./plugin/commands.js";
 import type { KernelInfo } from "./plugin/context.js";
 import type { AnyVellumPlugin } from "./plugin/define.js";
 import { resolvePlugins } from "./plugin/graph.js";
@@ -35,48 +33,11 @@ import { assignClientAddress, clientIp } from "./security/client-ip.js";
 import { type CsrfTokens, createCsrfTokens } from "./security/csrf.js";
 import { LockoutTracker } from "./security/lockout.js";
 import { MemoryRateLimitStore } from "./security/rate-limit.js";
-import { ServiceRegistry, type VellumServices } from "./services.js";
+import { ServiceRegistry } from "./services.js";
 import { createVellumStorage, DATA_DIR_MOUNTS } from "./storage/storage.js";
+import type { MigrateOutcome, Vellum } from "./instance.js";
 
-export interface MigrateOutcome {
-  results: MigrationResult[];
-  error?: Error;
-}
-
-export interface Vellum {
-  readonly config: Readonly<VellumConfig>;
-  readonly hooks: VellumHookApi;
-  readonly metrics: VellumMetrics;
-  readonly storage: Storage;
-  /** The web-standard entry point: any host that speaks `Request`/`Response` mounts this. */
-  fetch(request: Request, options?: { clientAddress?: string }): Promise<Response>;
-  /** Initialises plugins (setup) once; later calls wait for the first. */
-  init(): Promise<void>;
-  /** init, then runs pending migrations (or refuses when `migrate: false` and some are pending). */
-  migrate(): Promise<MigrateOutcome>;
-  /** Applied, pending and drifted migrations of every plugin (after init). */
-  migrationStatus(): Promise<MigrationStatus>;
-  /** init → migrate → start → ready. Requests are answered 503 until this resolves. */
-  ready(): Promise<void>;
-  /** Stops taking requests, waits for in-flight ones, stops jobs, closes plugins in reverse order. */
-  close(): Promise<void>;
-  state(): LifecycleState;
-  /** A service provided by a plugin (host apps use this, plugins use `ctx.inject`). */
-  service<K extends keyof VellumServices & string>(key: K): VellumServices[K] | undefined;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- host code narrows the schema
-  db(): Kysely<any>;
-  database(): DatabaseOps;
-  queue(): JobQueue;
-  plugins(): readonly string[];
-  /** Runs a plugin's CLI command (after `migrate()`); resolves to its exit code. */
-  runCommand(name: string, io: CommandIO): Promise<number>;
-  /** True when some route has this path (Connect middleware passes other paths on). */
-  handles(pathname: string): boolean;
-  /** Node listener for `http.createServer`, also usable as Connect/Express middleware. */
-  readonly handler: NodeListener;
-  /** Standalone: ready, then listen on `node:http`. */
-  listen(options?: ListenOptions): Promise<VellumServer>;
-}
+export type { MigrateOutcome, Vellum } from "./instance.js";
 
 const SETTINGS_CSRF_KEY = "settings:csrf-secret";
 
