@@ -1,7 +1,7 @@
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
+import { runNodeJson } from "./node-json.mjs";
 
 const require = createRequire(import.meta.url);
 const manifestPath = require.resolve("autocannon/package.json");
@@ -37,43 +37,26 @@ export function defaultDuration() {
  * @param {string} [options.body]
  * @returns {Promise<LoadResult>}
  */
-export function runLoad({ url, connections = 50, duration = defaultDuration(), method = "GET", headers = {}, body }) {
+export async function runLoad({
+  url,
+  connections = 50,
+  duration = defaultDuration(),
+  method = "GET",
+  headers = {},
+  body,
+}) {
   const args = [autocannonBin, "--json", "-c", String(connections), "-d", String(duration), "-m", method];
   for (const [key, value] of Object.entries(headers)) args.push("-H", `${key}=${value}`);
   if (body !== undefined) args.push("-b", body);
   args.push(url);
 
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on("data", (chunk) => {
-      stderr = (stderr + chunk).slice(-4_096);
-    });
-    const killer = setTimeout(() => child.kill("SIGKILL"), (duration + GRACE_SECONDS) * 1000);
-    child.once("error", reject);
-    child.once("close", (code, signal) => {
-      clearTimeout(killer);
-      const line = stdout.trim().split("\n").at(-1) ?? "";
-      let result;
-      try {
-        result = JSON.parse(line);
-      } catch {
-        const why = signal ? `killed by ${signal}` : `exit code ${code}`;
-        reject(new Error(`autocannon gave no JSON result (${why}): ${stderr.trim().split("\n").at(-1) ?? ""}`));
-        return;
-      }
-      resolve({
-        rps: result.requests.average,
-        p50: result.latency.p50,
-        p99: result.latency.p99,
-        errors: result.errors,
-        non2xx: result.non2xx,
-        total: result.requests.total,
-      });
-    });
-  });
+  const result = await runNodeJson(args, { label: "autocannon", timeoutMs: (duration + GRACE_SECONDS) * 1000 });
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors,
+    non2xx: result.non2xx,
+    total: result.requests.total,
+  };
 }

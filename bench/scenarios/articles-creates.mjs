@@ -1,9 +1,9 @@
-import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { defaultDuration } from "../lib/load.mjs";
+import { runNodeJson } from "../lib/node-json.mjs";
 
 const LOAD = fileURLToPath(new URL("./articles-create-load.mjs", import.meta.url));
 const CONNECTIONS = 50;
@@ -11,6 +11,8 @@ const SAMPLE_MS = 250;
 const PROBE_EVERY_MS = 100;
 const PROBE_POLL_MS = 2;
 const DRAIN_TIMEOUT_MS = 180_000;
+/** Seconds on top of the load duration before the load process is killed. */
+const LOAD_GRACE_SECONDS = 60;
 
 /** @param {number[]} values @param {number} q */
 function quantile(values, q) {
@@ -23,27 +25,9 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Runs the POST load in its own process (autocannon, a new slug per request). */
 function runCreateLoad({ url, apiKey, duration }) {
-  return new Promise((resolve, reject) => {
-    const args = [LOAD, "--url", url, "--api-key", apiKey, "--prefix", `load-${Date.now()}`];
-    args.push("--connections", String(CONNECTIONS), "--duration", String(duration));
-    const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on("data", (chunk) => {
-      stderr = (stderr + chunk).slice(-4096);
-    });
-    child.once("error", reject);
-    child.once("close", (code) => {
-      try {
-        resolve(JSON.parse(stdout.trim().split("\n").at(-1) ?? ""));
-      } catch {
-        reject(new Error(`create load gave no result (exit ${code}): ${stderr.trim().split("\n").at(-1) ?? ""}`));
-      }
-    });
-  });
+  const args = [LOAD, "--url", url, "--api-key", apiKey, "--prefix", `load-${Date.now()}`];
+  args.push("--connections", String(CONNECTIONS), "--duration", String(duration));
+  return runNodeJson(args, { label: "create load", timeoutMs: (duration + LOAD_GRACE_SECONDS) * 1000 });
 }
 
 /**

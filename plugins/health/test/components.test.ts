@@ -4,6 +4,7 @@ import { definePlugin } from "@vellum/core";
 import { createTestVellum, type TestVellum } from "@vellum/core/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { health } from "../src/index.js";
+import { getJson } from "./http.js";
 import { missingIndex, reporter } from "./fixtures/plugins.js";
 
 let t: TestVellum | undefined;
@@ -12,11 +13,7 @@ afterEach(async () => {
   t = undefined;
 });
 
-async function get(path: string) {
-  if (!t) throw new Error("no instance");
-  const res = await t.fetch(path);
-  return { status: res.status, body: await res.json() };
-}
+const get = (path: string) => getJson(t, path);
 
 async function until<T>(probe: () => Promise<T>, done: (value: T) => boolean, ms = 10_000): Promise<T> {
   const deadline = Date.now() + ms;

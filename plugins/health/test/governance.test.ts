@@ -2,6 +2,7 @@ import { createTestVellum, TEST_API_KEY, type TestVellum } from "@vellum/core/te
 import { createConsola } from "consola";
 import { afterEach, describe, expect, it } from "vitest";
 import { health } from "../src/index.js";
+import { getJson } from "./http.js";
 import { extras, reporter } from "./fixtures/plugins.js";
 import { metricValue } from "./prometheus.js";
 
@@ -11,11 +12,7 @@ afterEach(async () => {
   t = undefined;
 });
 
-async function get(path: string) {
-  if (!t) throw new Error("no instance");
-  const res = await t.fetch(path);
-  return { status: res.status, body: await res.json() };
-}
+const get = (path: string) => getJson(t, path);
 
 describe("/health/ethics", () => {
   it("is compliant with the default configuration", async () => {
