@@ -37,7 +37,7 @@ export {
 } from "./hooks/types.js";
 export { MAX_JSON_BYTES, readJsonBody } from "./http/body.js";
 export { errorResponse } from "./http/envelope.js";
-export { isReply, json, Reply, text } from "./http/json.js";
+export { isReply, json, Reply, rawJson, text } from "./http/json.js";
 export { intQuery, pathParam } from "./http/params.js";
 export type { KeyCheck, LifecycleState } from "./http/pipeline.js";
 export { requestId } from "./http/request-id.js";

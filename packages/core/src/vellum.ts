@@ -85,7 +85,6 @@ export function createVellum(input: VellumConfig): Vellum {
     silent: true,
     onRequest: (event) => pipeline.onRequest(event),
     onError: (error, event) => pipeline.onError(error, event),
-    onResponse: (response, event) => pipeline.onResponse(response, event),
   });
   const routes = new RouteTable(app);
   const pipeline = createPipeline({

@@ -37,6 +37,7 @@ describe("public exports", () => {
         "migrationChecksum",
         "migrationTableName",
         "pathParam",
+        "rawJson",
         "readJsonBody",
         "requestId",
         "resolvePlugins",

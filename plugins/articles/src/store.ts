@@ -8,7 +8,11 @@ export type Db = Kysely<any>;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
 export type Trx = Transaction<any>;
 
-export type ArticleSummary = Omit<ArticleRecord, "content">;
+/** A list page row: the article's id (for the cursor) and its summary as API JSON text. */
+export interface PageRow {
+  id: string;
+  doc: string;
+}
 
 interface ItemRow {
   id: string;
@@ -22,23 +26,35 @@ interface ItemRow {
 
 const SUMMARY_COLUMNS = ["id", "slug", "title", "tags", "created_at", "updated_at"] as const;
 const FULL_COLUMNS = [...SUMMARY_COLUMNS, "content"] as const;
+
+/** The keys of an article in the API, in the order `toRecord` (and so `JSON.stringify`) gives them. */
+const DOCUMENT_KEYS = ["id", "title", "slug", "tags", "content", "created_at", "updated_at"] as const;
+
+/**
+ * The API's JSON for an article or, without `content`, its summary, rendered by SQLite's
+ * `json_object` from the columns of table alias `from`. Reads answer with this text as it is: no
+ * row objects, no `JSON.parse` of the tags, no `JSON.stringify` (half the cost of a list page).
+ */
+function documentJson(from: string, withContent: boolean) {
+  const pairs = DOCUMENT_KEYS.filter((key) => withContent || key !== "content").map((key) =>
+    key === "tags" ? `'tags', json(${from}.tags)` : `'${key}', ${from}.${key}`,
+  );
+  return sql<string>`json_object(${sql.raw(pairs.join(", "))})`;
+}
+
 /** Placeholder bound at compile time; every statement is compiled once and run with real values. */
 const P = "?";
 
-function toSummary(row: ItemRow): ArticleSummary {
+function toRecord(row: ItemRow): ArticleRecord {
   return {
     id: row.id,
     title: row.title,
     slug: row.slug,
     tags: JSON.parse(row.tags) as string[],
+    content: row.content ?? "",
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
-}
-
-function toRecord(row: ItemRow): ArticleRecord {
-  const { created_at, updated_at, ...summary } = toSummary(row);
-  return { ...summary, content: row.content ?? "", created_at, updated_at };
 }
 
 /** A statement compiled once; `run` binds new values in the compiled parameter order. */
@@ -69,11 +85,12 @@ class Prepared<R> {
  */
 export class ArticleStore {
   readonly #bySlug: Prepared<ItemRow>;
+  readonly #bySlugJson: Prepared<{ doc: string }>;
   readonly #byId: Prepared<ItemRow>;
-  readonly #page: Prepared<ItemRow>;
-  readonly #pageAfter: Prepared<ItemRow>;
-  readonly #tagPage: Prepared<ItemRow>;
-  readonly #tagPageAfter: Prepared<ItemRow>;
+  readonly #page: Prepared<PageRow>;
+  readonly #pageAfter: Prepared<PageRow>;
+  readonly #tagPage: Prepared<PageRow>;
+  readonly #tagPageAfter: Prepared<PageRow>;
   readonly #ascending: Prepared<ItemRow>;
   readonly #slugHolder: Prepared<{ id: string; queued: number }>;
   readonly #insertClaimed: Prepared<never>;
@@ -88,14 +105,22 @@ export class ArticleStore {
 
   constructor(db: Db) {
     const items = () => db.selectFrom("articles_items");
-    const newest = (q: ReturnType<typeof items>) => q.select(SUMMARY_COLUMNS).orderBy("id", "desc").limit(1);
+    const newest = (q: ReturnType<typeof items>) =>
+      q
+        .select(["id", documentJson("articles_items", false).as("doc")])
+        .orderBy("id", "desc")
+        .limit(1);
     const tagged = () =>
       db
         .selectFrom("articles_tags as t")
         .innerJoin("articles_items as i", "i.id", "t.article_id")
-        .select(SUMMARY_COLUMNS.map((c) => `i.${c}` as const))
+        .select(["i.id", documentJson("i", false).as("doc")])
         .where("t.tag", "=", P);
     this.#bySlug = new Prepared(items().select(FULL_COLUMNS).where("slug", "=", P).compile(), 1);
+    this.#bySlugJson = new Prepared(
+      items().select(documentJson("articles_items", true).as("doc")).where("slug", "=", P).compile(),
+      1,
+    );
     this.#byId = new Prepared(items().select(FULL_COLUMNS).where("id", "=", P).compile(), 1);
     this.#page = new Prepared(newest(items()).compile(), 1);
     this.#pageAfter = new Prepared(newest(items().where("id", "<", P)).compile(), 2);
@@ -148,25 +173,28 @@ export class ArticleStore {
     return row && toRecord(row);
   }
 
+  /** The article's API JSON (see `documentJson`), or undefined. */
+  async bySlugJson(db: Db, slug: string): Promise<string | undefined> {
+    return (await this.#bySlugJson.rows(db, [slug]))[0]?.doc;
+  }
+
   async byId(db: Db, id: string): Promise<ArticleRecord | undefined> {
     const [row] = await this.#byId.rows(db, [id]);
     return row && toRecord(row);
   }
 
-  /** Newest first, ids below `beforeId` when given, optionally only articles with `tag`. */
-  async page(db: Db, options: { limit: number; beforeId?: string; tag?: string }): Promise<ArticleSummary[]> {
+  /**
+   * Newest first, ids below `beforeId` when given, optionally only articles with `tag`: each
+   * article's id and its summary's API JSON (see `documentJson`).
+   */
+  async page(db: Db, options: { limit: number; beforeId?: string; tag?: string }): Promise<PageRow[]> {
     const { limit, beforeId, tag } = options;
-    let rows: ItemRow[];
     if (tag === undefined) {
-      rows =
-        beforeId === undefined ? await this.#page.rows(db, [limit]) : await this.#pageAfter.rows(db, [beforeId, limit]);
-    } else {
-      rows =
-        beforeId === undefined
-          ? await this.#tagPage.rows(db, [tag, limit])
-          : await this.#tagPageAfter.rows(db, [tag, beforeId, limit]);
+      return beforeId === undefined ? this.#page.rows(db, [limit]) : this.#pageAfter.rows(db, [beforeId, limit]);
     }
-    return rows.map(toSummary);
+    return beforeId === undefined
+      ? this.#tagPage.rows(db, [tag, limit])
+      : this.#tagPageAfter.rows(db, [tag, beforeId, limit]);
   }
 
   /** Oldest first, ids above `afterId` (the service's full iteration). */

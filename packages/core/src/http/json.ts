@@ -17,10 +17,15 @@ export function isReply(value: unknown): value is Reply {
 
 /** A JSON reply. */
 export function json(body: unknown, init: { status?: number; headers?: Record<string, string> } = {}): Reply {
-  return new Reply(JSON.stringify(body), init.status ?? 200, {
-    "content-type": "application/json; charset=utf-8",
-    ...init.headers,
-  });
+  return rawJson(JSON.stringify(body), init);
+}
+
+/**
+ * A JSON reply whose body is already JSON text, e.g. rendered by the database (`json_object`):
+ * the handler vouches that `body` is valid JSON.
+ */
+export function rawJson(body: string, init: { status?: number; headers?: Record<string, string> } = {}): Reply {
+  return new Reply(body, init.status ?? 200, { "content-type": "application/json; charset=utf-8", ...init.headers });
 }
 
 /** A text reply (Prometheus exposition, CSV, …); set `content-type` in `headers`. */

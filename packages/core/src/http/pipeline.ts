@@ -48,18 +48,17 @@ interface MatchedRoute {
 
 const matched = (event: H3Event) => event.context.matchedRoute as MatchedRoute | undefined;
 
-/** The kernel's request pipeline as h3 `onRequest` / middleware / `onError` / `onResponse`. */
-function applied(event: H3Event, response: Response): Response {
-  event.context.kernelHeadersApplied = true;
-  return response;
-}
-
 function isPlainJson(value: unknown): value is object {
   if (value === null || typeof value !== "object") return false;
   const proto = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null || Array.isArray(value);
 }
 
+/**
+ * The kernel's request pipeline as h3 `onRequest` / middleware / `onError`. Every response leaves
+ * through `complete` (the middleware) or `onError`, which add the kernel's headers and record the
+ * request, so h3 needs no `onResponse` hook and its promise chain per request.
+ */
 export function createPipeline(deps: PipelineDeps) {
   const verifyKey = createKeyVerifier(deps.apiKey);
   const observe = createRequestObserver(deps.metrics, deps.logger, deps.accessLog);
@@ -95,12 +94,13 @@ export function createPipeline(deps: PipelineDeps) {
       throw new ApiError("service_unavailable", "The service is not ready.", { headers: { "retry-after": "1" } });
     }
     const preflight = deps.cors.preflight(event.req);
-    if (preflight) return preflight;
+    if (preflight) return complete(event, preflight);
     if (!route) {
       const allowed = deps.routes.allowed(event.url.pathname);
       if (allowed.length === 0) throw new ApiError("not_found", "No such route.");
-      if (event.req.method === "OPTIONS")
-        return new Response(null, { status: 204, headers: { allow: allowed.join(", ") } });
+      if (event.req.method === "OPTIONS") {
+        return complete(event, new Response(null, { status: 204, headers: { allow: allowed.join(", ") } }));
+      }
       throw new ApiError("method_not_allowed", `Use one of: ${allowed.join(", ")}.`, {
         headers: { allow: allowed.join(", ") },
       });
@@ -124,7 +124,7 @@ export function createPipeline(deps: PipelineDeps) {
     if (auth.key) await authenticate(event, meta ?? {});
     if (auth.csrf) checkCsrf(event);
     if (!deps.bus.hasSubscribers("http:request") && !deps.bus.hasSubscribers("http:response")) {
-      return finalize(event, await next());
+      return complete(event, await next());
     }
     return aroundHandler(event, next);
   }
@@ -133,29 +133,52 @@ export function createPipeline(deps: PipelineDeps) {
   async function aroundHandler(event: H3Event, next: () => unknown): Promise<unknown> {
     const before: { event: H3Event; response?: Response } = { event };
     await deps.bus.call("http:request", before);
-    if (before.response) return before.response;
-    const result = finalize(event, await next());
+    if (before.response) return complete(event, before.response);
+    const result = toKernelResponse(event, await next());
     const after = { event, response: result instanceof Response ? result : await toResponse(result, event) };
     await deps.bus.call("http:response", after);
-    return after.response;
+    return complete(event, after.response);
   }
 
   /**
    * Turns a handler's `Reply` or plain JSON value into the final response with the kernel's
-   * headers in the same plain object (srvx then writes it without `Headers` or streams). Other
-   * values (a `Response`, a string) go through h3 and get the headers in `onResponse`.
+   * headers in the same plain object (srvx then writes it without `Headers` or streams). A
+   * `Response` gets the headers added; other values (a string, a stream) go through h3 first.
    */
-  function finalize(event: H3Event, value: unknown): unknown {
+  function toKernelResponse(event: H3Event, value: unknown): Response | Promise<Response> {
     const meta = matched(event)?.meta;
     if (isReply(value)) {
       const headers = { ...value.headers, ...kernelHeaders(deps, event, meta) };
-      return applied(event, new FastResponse(value.body, { status: value.status, headers }));
+      return new FastResponse(value.body, { status: value.status, headers });
     }
     if (isPlainJson(value)) {
       const headers = { "content-type": "application/json; charset=utf-8", ...kernelHeaders(deps, event, meta) };
-      return applied(event, new FastResponse(JSON.stringify(value), { status: event.res.status ?? 200, headers }));
+      return new FastResponse(JSON.stringify(value), { status: event.res.status ?? 200, headers });
     }
-    return value;
+    if (value instanceof Response) return withKernelHeaders(event, value);
+    return Promise.resolve(toResponse(value, event)).then((response) => withKernelHeaders(event, response));
+  }
+
+  function withKernelHeaders(event: H3Event, response: Response): Response {
+    if (event.context.kernelHeadersApplied) return response;
+    event.context.kernelHeadersApplied = true;
+    for (const [k, v] of Object.entries(kernelHeaders(deps, event, matched(event)?.meta))) {
+      if (k === "set-cookie") response.headers.append(k, v);
+      else if (!response.headers.has(k) || k === "x-request-id") response.headers.set(k, v);
+    }
+    return response;
+  }
+
+  /** The response as sent, with the kernel's headers, recorded in metrics and the access log. */
+  function complete(event: H3Event, value: unknown): Response | Promise<Response> {
+    const response = toKernelResponse(event, value);
+    if (response instanceof Response) return observed(event, response);
+    return response.then((r) => observed(event, r));
+  }
+
+  function observed(event: H3Event, response: Response): Response {
+    observe(event, matched(event)?.route ?? "unmatched", response.status);
+    return response;
   }
 
   function onRequest(event: H3Event): void {
@@ -170,25 +193,15 @@ export function createPipeline(deps: PipelineDeps) {
     const api = ApiError.is(original) ? original : ApiError.is(error) ? error : undefined;
     if (api) {
       const headers = { ...api.headers, ...base };
-      return applied(event, errorResponse(api.code, api.message, id, { details: api.details, headers }));
+      return observed(event, errorResponse(api.code, api.message, id, { details: api.details, headers }));
     }
     if (HTTPError.isError(error) && !error.unhandled && error.status < 500) {
       const message = error.message || "The request was not accepted.";
-      return applied(event, errorResponse(codeForStatus(error.status), message, id, { headers: base }));
+      return observed(event, errorResponse(codeForStatus(error.status), message, id, { headers: base }));
     }
     deps.reportError(original, event);
     const message = deps.debug && original instanceof Error ? original.message : "An unexpected error occurred.";
-    return applied(event, errorResponse("internal_error", message, id, { headers: base }));
-  }
-
-  function onResponse(response: Response, event: H3Event): void {
-    if (!event.context.kernelHeadersApplied) {
-      for (const [k, v] of Object.entries(kernelHeaders(deps, event, matched(event)?.meta))) {
-        if (k === "set-cookie") response.headers.append(k, v);
-        else if (!response.headers.has(k) || k === "x-request-id") response.headers.set(k, v);
-      }
-    }
-    observe(event, matched(event)?.route ?? "unmatched", response.status);
+    return observed(event, errorResponse("internal_error", message, id, { headers: base }));
   }
 
   /** For routes that check the key themselves: counts failures and honours lockouts like writes do. */
@@ -203,5 +216,5 @@ export function createPipeline(deps: PipelineDeps) {
     return { result: "wrong" };
   }
 
-  return { middleware, onRequest, onError, onResponse, checkKey };
+  return { middleware, onRequest, onError, checkKey };
 }

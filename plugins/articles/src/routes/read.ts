@@ -1,4 +1,4 @@
-import { intQuery, json, type PluginRouter, pathParam } from "@vellum/core";
+import { intQuery, type PluginRouter, pathParam, rawJson } from "@vellum/core";
 import type { ArticleApplier } from "../apply.js";
 import type { CursorCodec } from "../cursor.js";
 import { ArticleErrors } from "../errors.js";
@@ -23,22 +23,23 @@ export function registerReadRoutes(router: PluginRouter, deps: ReadRouteDeps): v
     const cursor = event.url.searchParams.get("cursor");
     const beforeId = cursor === null ? undefined : deps.cursor().decode(cursor, tag);
     const rows = await store.page(db, { limit: limit + 1, beforeId, tag });
-    const articles = rows.slice(0, limit);
-    const last = articles.at(-1);
+    const page = rows.slice(0, limit);
+    const last = page.at(-1);
     const next_cursor = rows.length > limit && last ? deps.cursor().encode(last.id, tag) : null;
-    return json({ articles, next_cursor });
+    const articles = page.map((row) => row.doc).join(",");
+    return rawJson(`{"articles":[${articles}],"next_cursor":${JSON.stringify(next_cursor)}}`);
   });
 
   router.get(`${prefix}/:slug`, async (event) => {
     const slug = checkSlug(pathParam(event, "slug"));
-    let article = await store.bySlug(db, slug);
-    if (!article) {
+    let article = await store.bySlugJson(db, slug);
+    if (article === undefined) {
       // A create of this slug may still be queued: apply it now. If that fails, the queue
       // retries it and reports the failure on the job; a read only answers what exists.
       await applier.ensureApplied(slug).catch(() => undefined);
-      article = await store.bySlug(db, slug);
+      article = await store.bySlugJson(db, slug);
     }
-    if (!article) throw ArticleErrors.notFound();
-    return json(article);
+    if (article === undefined) throw ArticleErrors.notFound();
+    return rawJson(article);
   });
 }
