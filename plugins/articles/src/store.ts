@@ -1,5 +1,5 @@
 import type { ArticleRecord } from "@vellum/core";
-import { type CompiledQuery, type Kysely, sql, type Transaction } from "@vellum/core";
+import { type Kysely, PreparedQuery, sql, type Transaction } from "@vellum/core";
 
 /** The plugin's database handle or a transaction on it (a Kysely `Transaction` is a `Kysely`). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the plugin's tables are reached through the kernel's untyped handle
@@ -57,26 +57,6 @@ function toRecord(row: ItemRow): ArticleRecord {
   };
 }
 
-/** A statement compiled once; `run` binds new values in the compiled parameter order. */
-class Prepared<R> {
-  readonly #query: CompiledQuery;
-
-  constructor(query: CompiledQuery, arity: number) {
-    if (query.parameters.length !== arity) {
-      throw new Error(`statement has ${query.parameters.length} parameters, expected ${arity}: ${query.sql}`);
-    }
-    this.#query = query;
-  }
-
-  async rows(db: Db, parameters: readonly unknown[]): Promise<R[]> {
-    return (await db.executeQuery<R>({ ...this.#query, parameters })).rows;
-  }
-
-  async run(db: Db, parameters: readonly unknown[]): Promise<number> {
-    return Number((await db.executeQuery({ ...this.#query, parameters })).numAffectedRows ?? 0);
-  }
-}
-
 /**
  * Every query of the plugin over `articles_items`, `articles_tags` and `articles_pending`,
  * compiled once (Kysely's compile step costs more than SQLite's lookups on hot reads).
@@ -84,24 +64,24 @@ class Prepared<R> {
  * `articles_tags` is never written here: the table's triggers keep it equal to `tags`.
  */
 export class ArticleStore {
-  readonly #bySlug: Prepared<ItemRow>;
-  readonly #bySlugJson: Prepared<{ doc: string }>;
-  readonly #byId: Prepared<ItemRow>;
-  readonly #page: Prepared<PageRow>;
-  readonly #pageAfter: Prepared<PageRow>;
-  readonly #tagPage: Prepared<PageRow>;
-  readonly #tagPageAfter: Prepared<PageRow>;
-  readonly #ascending: Prepared<ItemRow>;
-  readonly #slugHolder: Prepared<{ id: string; queued: number }>;
-  readonly #insertClaimed: Prepared<never>;
-  readonly #update: Prepared<never>;
-  readonly #delete: Prepared<never>;
-  readonly #claimById: Prepared<{ id: string; slug: string }>;
-  readonly #claimBySlug: Prepared<{ id: string; slug: string }>;
-  readonly #insertClaim: Prepared<never>;
-  readonly #deleteClaim: Prepared<never>;
-  readonly #count: Prepared<{ count: number }>;
-  readonly #latest: Prepared<{ latest: string | null }>;
+  readonly #bySlug: PreparedQuery<ItemRow>;
+  readonly #bySlugJson: PreparedQuery<{ doc: string }>;
+  readonly #byId: PreparedQuery<ItemRow>;
+  readonly #page: PreparedQuery<PageRow>;
+  readonly #pageAfter: PreparedQuery<PageRow>;
+  readonly #tagPage: PreparedQuery<PageRow>;
+  readonly #tagPageAfter: PreparedQuery<PageRow>;
+  readonly #ascending: PreparedQuery<ItemRow>;
+  readonly #slugHolder: PreparedQuery<{ id: string; queued: number }>;
+  readonly #insertClaimed: PreparedQuery<never>;
+  readonly #update: PreparedQuery<never>;
+  readonly #delete: PreparedQuery<never>;
+  readonly #claimById: PreparedQuery<{ id: string; slug: string }>;
+  readonly #claimBySlug: PreparedQuery<{ id: string; slug: string }>;
+  readonly #insertClaim: PreparedQuery<never>;
+  readonly #deleteClaim: PreparedQuery<never>;
+  readonly #count: PreparedQuery<{ count: number }>;
+  readonly #latest: PreparedQuery<{ latest: string | null }>;
 
   constructor(db: Db) {
     const items = () => db.selectFrom("articles_items");
@@ -116,51 +96,51 @@ export class ArticleStore {
         .innerJoin("articles_items as i", "i.id", "t.article_id")
         .select(["i.id", documentJson("i", false).as("doc")])
         .where("t.tag", "=", P);
-    this.#bySlug = new Prepared(items().select(FULL_COLUMNS).where("slug", "=", P).compile(), 1);
-    this.#bySlugJson = new Prepared(
+    this.#bySlug = new PreparedQuery(items().select(FULL_COLUMNS).where("slug", "=", P).compile(), 1);
+    this.#bySlugJson = new PreparedQuery(
       items().select(documentJson("articles_items", true).as("doc")).where("slug", "=", P).compile(),
       1,
     );
-    this.#byId = new Prepared(items().select(FULL_COLUMNS).where("id", "=", P).compile(), 1);
-    this.#page = new Prepared(newest(items()).compile(), 1);
-    this.#pageAfter = new Prepared(newest(items().where("id", "<", P)).compile(), 2);
-    this.#tagPage = new Prepared(tagged().orderBy("t.article_id", "desc").limit(1).compile(), 2);
-    this.#tagPageAfter = new Prepared(
+    this.#byId = new PreparedQuery(items().select(FULL_COLUMNS).where("id", "=", P).compile(), 1);
+    this.#page = new PreparedQuery(newest(items()).compile(), 1);
+    this.#pageAfter = new PreparedQuery(newest(items().where("id", "<", P)).compile(), 2);
+    this.#tagPage = new PreparedQuery(tagged().orderBy("t.article_id", "desc").limit(1).compile(), 2);
+    this.#tagPageAfter = new PreparedQuery(
       tagged().where("t.article_id", "<", P).orderBy("t.article_id", "desc").limit(1).compile(),
       3,
     );
-    this.#ascending = new Prepared(
+    this.#ascending = new PreparedQuery(
       items().select(FULL_COLUMNS).where("id", ">", P).orderBy("id", "asc").limit(1).compile(),
       2,
     );
-    this.#slugHolder = new Prepared(
+    this.#slugHolder = new PreparedQuery(
       sql`SELECT id, 0 AS queued FROM articles_items WHERE slug = ${P}
           UNION ALL SELECT id, 1 AS queued FROM articles_pending WHERE slug = ${P}`.compile(db),
       2,
     );
     // Inserts only while the create's claim exists; the insert trigger consumes the claim and
     // writes the tag rows, so applying a create is this one statement.
-    this.#insertClaimed = new Prepared(
+    this.#insertClaimed = new PreparedQuery(
       sql`INSERT INTO articles_items (id, slug, title, tags, created_at, updated_at, content)
           SELECT ${P}, ${P}, ${P}, ${P}, ${P}, ${P}, ${P}
           WHERE EXISTS (SELECT 1 FROM articles_pending WHERE id = ${P})`.compile(db),
       8,
     );
     const changes = { slug: P, title: P, tags: P, updated_at: P, content: P };
-    this.#update = new Prepared(db.updateTable("articles_items").set(changes).where("id", "=", P).compile(), 6);
-    this.#delete = new Prepared(db.deleteFrom("articles_items").where("id", "=", P).compile(), 1);
+    this.#update = new PreparedQuery(db.updateTable("articles_items").set(changes).where("id", "=", P).compile(), 6);
+    this.#delete = new PreparedQuery(db.deleteFrom("articles_items").where("id", "=", P).compile(), 1);
     const claims = () => db.selectFrom("articles_pending").select(["id", "slug"]);
-    this.#claimById = new Prepared(claims().where("id", "=", P).compile(), 1);
-    this.#claimBySlug = new Prepared(claims().where("slug", "=", P).compile(), 1);
-    this.#insertClaim = new Prepared(db.insertInto("articles_pending").values({ id: P, slug: P }).compile(), 2);
-    this.#deleteClaim = new Prepared(db.deleteFrom("articles_pending").where("id", "=", P).compile(), 1);
-    this.#count = new Prepared(
+    this.#claimById = new PreparedQuery(claims().where("id", "=", P).compile(), 1);
+    this.#claimBySlug = new PreparedQuery(claims().where("slug", "=", P).compile(), 1);
+    this.#insertClaim = new PreparedQuery(db.insertInto("articles_pending").values({ id: P, slug: P }).compile(), 2);
+    this.#deleteClaim = new PreparedQuery(db.deleteFrom("articles_pending").where("id", "=", P).compile(), 1);
+    this.#count = new PreparedQuery(
       items()
         .select((eb) => eb.fn.countAll().as("count"))
         .compile(),
       0,
     );
-    this.#latest = new Prepared(
+    this.#latest = new PreparedQuery(
       items()
         .select((eb) => eb.fn.max("updated_at").as("latest"))
         .compile(),

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from "node:http";
 import type { H3Event } from "h3";
 import { ApiError } from "../errors/api-error.js";
 
@@ -10,11 +11,46 @@ function isJsonType(contentType: string | null): boolean {
   return type === "application/json" || (type.startsWith("application/") && type.endsWith("+json"));
 }
 
-async function readCapped(request: Request, limit: number): Promise<Uint8Array> {
-  const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > limit) {
-    throw new ApiError("payload_too_large", `The body is over the ${limit} byte limit.`);
-  }
+const tooLarge = (limit: number) => new ApiError("payload_too_large", `The body is over the ${limit} byte limit.`);
+
+/** The Node request behind the event, when served by `handler`/`listen`. */
+function nodeRequest(event: H3Event): (IncomingMessage & { body?: unknown }) | undefined {
+  return (event.runtime as { node?: { req?: IncomingMessage } } | undefined)?.node?.req;
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === "object" && !Array.isArray(value) && !Buffer.isBuffer(value);
+
+/**
+ * Reads a Node request body straight from its stream, without the web-stream wrapper (which costs
+ * more than parsing a typical article). Stops reading as soon as the body passes `limit`.
+ */
+function readNodeCapped(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finish = (error: unknown, body?: Buffer) => {
+      req.off("data", onData).off("end", onEnd).off("error", onFail).off("close", onClose);
+      if (error) reject(error);
+      else resolve(body as Buffer);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.pause();
+        finish(tooLarge(limit));
+      } else chunks.push(chunk);
+    };
+    const onEnd = () => finish(undefined, chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+    const onFail = () => finish(new ApiError("invalid_json", "The body ended early."));
+    const onClose = () => {
+      if (!req.complete) onFail();
+    };
+    req.on("data", onData).on("end", onEnd).on("error", onFail).on("close", onClose);
+  });
+}
+
+async function readWebCapped(request: Request, limit: number): Promise<Uint8Array> {
   if (!request.body) return new Uint8Array();
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -25,7 +61,7 @@ async function readCapped(request: Request, limit: number): Promise<Uint8Array> 
     size += value.byteLength;
     if (size > limit) {
       await reader.cancel().catch(() => undefined);
-      throw new ApiError("payload_too_large", `The body is over the ${limit} byte limit.`);
+      throw tooLarge(limit);
     }
     chunks.push(value);
   }
@@ -41,15 +77,24 @@ export async function readJsonBody(event: H3Event, limit = MAX_JSON_BYTES): Prom
   if (!isJsonType(event.req.headers.get("content-type"))) {
     throw new ApiError("unsupported_media_type", "Send the body as application/json.");
   }
-  const bytes = await readCapped(event.req, limit);
+  const declared = event.req.headers.get("content-length");
+  if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
+  const node = nodeRequest(event);
+  if (node && (node.readableDidRead || node.readableEnded)) {
+    // A host app's body parser (Express `express.json()`) ran first: use what it parsed.
+    if (isPlainObject(node.body)) return node.body;
+    throw new ApiError(
+      "invalid_json",
+      "The body was read by the host application before Vellum; mount Vellum before body parsers.",
+    );
+  }
+  const bytes = node ? await readNodeCapped(node, limit) : await readWebCapped(event.req, limit);
   let parsed: unknown;
   try {
     parsed = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
   } catch {
     throw new ApiError("invalid_json", "The body is not valid JSON.");
   }
-  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-    throw new ApiError("invalid_json", "The body must be a JSON object.");
-  }
-  return parsed as Record<string, unknown>;
+  if (!isPlainObject(parsed)) throw new ApiError("invalid_json", "The body must be a JSON object.");
+  return parsed;
 }

@@ -1,6 +1,7 @@
 import type { ConsolaInstance } from "consola";
 import type { Kysely, Transaction } from "kysely";
 import { monotonicFactory } from "ulidx";
+import { PreparedQuery } from "../db/prepared.js";
 import { VellumError } from "../errors/vellum-error.js";
 import { JOBS_TABLE } from "./migrations.js";
 import type { DeliveryHandler, JobRecord, ProcessOptions, QueueStats, TransactionalHandler } from "./types.js";
@@ -13,6 +14,19 @@ type AnyTransaction = Transaction<any>;
 
 /** Shared by every queue in the process so ids sort in enqueue order even within one millisecond. */
 const nextJobId = monotonicFactory();
+
+const JOB_COLUMNS = [
+  "id",
+  "queue",
+  "type",
+  "payload",
+  "status",
+  "attempts",
+  "run_at",
+  "last_error",
+  "created_at",
+  "updated_at",
+] as const;
 
 export interface JobQueueOptions {
   db: AnyDb;
@@ -29,10 +43,17 @@ export class JobQueue {
   readonly #logger: ConsolaInstance;
   readonly #onError: QueueErrorHandler;
   readonly #workers = new Map<string, QueueWorker>();
+  /** The insert of `enqueue`, compiled once: it runs for every write that goes through a queue. */
+  readonly #insert: PreparedQuery;
   #started = false;
 
   constructor(options: JobQueueOptions) {
     this.#db = options.db;
+    const placeholders = Object.fromEntries(JOB_COLUMNS.map((column) => [column, null]));
+    this.#insert = new PreparedQuery(
+      options.db.insertInto(JOBS_TABLE).values(placeholders).compile(),
+      JOB_COLUMNS.length,
+    );
     this.#logger = options.logger;
     this.#onError = options.onError;
   }
@@ -53,10 +74,11 @@ export class JobQueue {
       created_at: timestamp,
       updated_at: timestamp,
     };
-    await executor
-      .insertInto(JOBS_TABLE)
-      .values({ ...job, payload: JSON.stringify(payload ?? null) })
-      .execute();
+    const row: Record<string, unknown> = { ...job, payload: JSON.stringify(payload ?? null) };
+    await this.#insert.run(
+      executor,
+      JOB_COLUMNS.map((column) => row[column]),
+    );
     setImmediate(() => this.notify(queue));
     return job;
   }

@@ -1,5 +1,6 @@
 import type { ConsolaInstance } from "consola";
-import { type Kysely, sql } from "kysely";
+import { type CompiledQuery, type Kysely, sql } from "kysely";
+import { PreparedQuery } from "../db/prepared.js";
 import { JOBS_TABLE } from "./migrations.js";
 import type {
   AfterCommit,
@@ -87,6 +88,9 @@ export class QueueWorker {
   readonly #db: AnyDb;
   readonly #logger: ConsolaInstance;
   readonly #onError: QueueErrorHandler;
+  /** The head of this queue (its next jobs in id order), compiled once. */
+  readonly #head: PreparedQuery<JobRow>;
+  readonly #savepoint: Record<"begin" | "release" | "rollback", CompiledQuery>;
   #loop: Promise<void> | undefined;
   #stopped = true;
   #notified = false;
@@ -103,6 +107,22 @@ export class QueueWorker {
     this.#db = options.db;
     this.#logger = options.logger;
     this.#onError = options.onError;
+    this.#head = new PreparedQuery(
+      options.db
+        .selectFrom(JOBS_TABLE)
+        .selectAll()
+        .where("queue", "=", options.queue)
+        .where("status", "=", "queued")
+        .orderBy("id")
+        .limit(this.#batchSize)
+        .compile(),
+      3,
+    );
+    this.#savepoint = {
+      begin: sql`SAVEPOINT vellum_job`.compile(options.db),
+      release: sql`RELEASE SAVEPOINT vellum_job`.compile(options.db),
+      rollback: sql`ROLLBACK TO SAVEPOINT vellum_job`.compile(options.db),
+    };
   }
 
   start(): void {
@@ -157,14 +177,7 @@ export class QueueWorker {
 
   /** Applies what is due at the head of the queue; returns how long to wait before looking again. */
   async #tick(): Promise<number> {
-    const rows = (await this.#db
-      .selectFrom(JOBS_TABLE)
-      .selectAll()
-      .where("queue", "=", this.#queue)
-      .where("status", "=", "queued")
-      .orderBy("id")
-      .limit(this.#batchSize)
-      .execute()) as JobRow[];
+    const rows = await this.#head.rows(this.#db, [this.#queue, "queued", this.#batchSize]);
     const now = Date.now();
     const due: JobRecord[] = [];
     for (const row of rows) {
@@ -191,16 +204,17 @@ export class QueueWorker {
     let failure: Failure | undefined;
     await this.#db.transaction().execute(async (trx) => {
       const applied: JobRecord[] = [];
+      const { begin, release, rollback } = this.#savepoint;
       for (const job of jobs) {
-        await sql`SAVEPOINT vellum_job`.execute(trx);
+        await trx.executeQuery(begin);
         try {
           const after = await handler(job, trx);
-          await sql`RELEASE SAVEPOINT vellum_job`.execute(trx);
+          await trx.executeQuery(release);
           applied.push(job);
           if (typeof after === "function") afterCommit.push({ job, run: after });
         } catch (error) {
-          await sql`ROLLBACK TO SAVEPOINT vellum_job`.execute(trx);
-          await sql`RELEASE SAVEPOINT vellum_job`.execute(trx);
+          await trx.executeQuery(rollback);
+          await trx.executeQuery(release);
           failure = await this.#recordFailure(trx, job, error);
           break;
         }
