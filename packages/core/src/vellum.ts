@@ -166,6 +166,7 @@ export function createVellum(input: VellumConfig): Vellum {
     migrations.register("core", queueMigrations);
     queue = new JobQueue({
       db,
+      deferSync: database.ops.withDeferredSync,
       logger: logger.withTag("queue"),
       onError: (error, info) =>
         captureError(error, {

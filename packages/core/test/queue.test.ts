@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createConsola } from "consola";
-import type { Kysely, Transaction } from "kysely";
+import { type Kysely, sql, type Transaction } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
 import { MigrationRunner } from "../src/db/migrations.js";
 import { openSqlite } from "../src/db/sqlite.js";
@@ -34,8 +34,12 @@ async function tempPath(): Promise<string> {
   return join(dir, "queue.db");
 }
 
+/** The ops of each opened database, so queues get `deferSync` as the kernel gives it. */
+const opsOf = new WeakMap<AnyDb, VellumDatabase["ops"]>();
+
 async function openDb(path: string): Promise<AnyDb> {
   const db = await openSqlite({ path });
+  opsOf.set(db.kysely, db.ops);
   databases.push(db);
   const runner = new MigrationRunner(db.kysely);
   runner.register("core", queueMigrations);
@@ -54,6 +58,7 @@ function newQueue(db: AnyDb) {
   const errors: Array<{ error: unknown; queue: string; jobId?: string }> = [];
   const queue = new JobQueue({
     db,
+    deferSync: opsOf.get(db)?.withDeferredSync,
     logger: createConsola({ level: -999 }),
     onError: (error, info) => errors.push({ error, ...info }),
   });
@@ -144,6 +149,30 @@ describe("JobQueue", () => {
     const statuses = await db.selectFrom("_vellum_jobs").select("status").distinct().execute();
     expect(statuses).toEqual([{ status: "applied" }]);
     expect(await effectValues(db)).toEqual(Array.from({ length: 100 }, (_, n) => ({ n })));
+  });
+
+  it("applies a batch with commits that do not wait for the disk, and every other query waits for full sync", async () => {
+    const { db, queue } = await setup();
+    const mode = async (executor: AnyDb) =>
+      Number((await sql<{ synchronous: number }>`PRAGMA synchronous`.execute(executor)).rows[0]?.synchronous);
+    const release = deferred();
+    const seen: number[] = [];
+    queue.process("writes", async (job, trx) => {
+      seen.push(await mode(trx));
+      await insertEffect(trx, job);
+      await release.promise;
+    });
+    queue.start();
+    await queue.enqueue(db, "writes", "write", { n: 1 });
+    await waitFor(() => seen.length === 1);
+    // The batch holds the connection: this query runs only after it, when FULL (2) is back.
+    const outside = mode(db);
+    await sleep(20);
+    release.resolve();
+    expect(await outside).toBe(2);
+    expect(seen).toEqual([1]);
+    await waitFor(async () => (await queue.stats()).length === 0);
+    expect(await effectValues(db)).toEqual([{ n: 1 }]);
   });
 
   it("yields to the event loop between batches so a busy queue never starves timers and I/O", async () => {

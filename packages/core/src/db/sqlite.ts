@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import type BetterSqlite3Module from "better-sqlite3";
-import { Kysely, SqliteDialect } from "kysely";
+import { Kysely, SqliteDialect, sql } from "kysely";
 import { VellumError } from "../errors/vellum-error.js";
 import { withStatementCache } from "./statement-cache.js";
 import type { DatabaseOps, SqliteOptions, VellumDatabase } from "./types.js";
@@ -33,7 +33,8 @@ export async function openSqlite(options: SqliteOptions): Promise<VellumDatabase
   const Database = await loadDriver();
   const raw = new Database(options.path);
   raw.pragma("journal_mode = WAL");
-  raw.pragma(`synchronous = ${options.synchronous ?? "FULL"}`);
+  const synchronous = options.synchronous ?? "FULL";
+  raw.pragma(`synchronous = ${synchronous}`);
   raw.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
   raw.pragma("foreign_keys = ON");
   // Safety net only: the health plugin checkpoints at 32 MB and when idle (timed, in metrics).
@@ -57,6 +58,18 @@ export async function openSqlite(options: SqliteOptions): Promise<VellumDatabase
     },
     sizeBytes: () => (memory ? 0 : fileSize(options.path) + fileSize(`${options.path}-wal`)),
     isOpen: () => raw.open,
+    withDeferredSync(work) {
+      if (synchronous === "NORMAL") return work(kysely);
+      // One connection: holding it keeps every other query (and its commit) out until FULL is back.
+      return kysely.connection().execute(async (connection) => {
+        await sql`PRAGMA synchronous = NORMAL`.execute(connection);
+        try {
+          return await work(connection);
+        } finally {
+          await sql`PRAGMA synchronous = FULL`.execute(connection);
+        }
+      });
+    },
   };
 
   return {

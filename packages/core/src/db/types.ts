@@ -13,6 +13,15 @@ export interface DatabaseOps {
   sizeBytes(): number;
   /** Whether the connection is open. */
   isOpen(): boolean;
+  /**
+   * Runs `work` holding the connection, with commits that do not wait for the disk (SQLite
+   * `synchronous = NORMAL`). Such a commit survives a process crash; after a power loss it may be
+   * lost, but only as a whole and only until the next synchronous commit, which makes it durable.
+   * For work that is safe to redo: the queue worker applies jobs this way, since a lost apply
+   * leaves its job queued (the applied mark is in the same transaction) and it runs again.
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each plugin narrows the schema to its own tables
+  withDeferredSync<T>(work: (connection: Kysely<any>) => Promise<T>): Promise<T>;
 }
 
 export interface VellumDatabase {

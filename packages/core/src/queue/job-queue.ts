@@ -30,6 +30,8 @@ const JOB_COLUMNS = [
 
 export interface JobQueueOptions {
   db: AnyDb;
+  /** Runs a worker's batch with commits that do not wait for the disk (see `DatabaseOps.withDeferredSync`). */
+  deferSync?: <T>(work: (connection: AnyDb) => Promise<T>) => Promise<T>;
   logger: ConsolaInstance;
   onError: QueueErrorHandler;
 }
@@ -42,6 +44,7 @@ export class JobQueue {
   readonly #db: AnyDb;
   readonly #logger: ConsolaInstance;
   readonly #onError: QueueErrorHandler;
+  readonly #deferSync: JobQueueOptions["deferSync"];
   readonly #workers = new Map<string, QueueWorker>();
   /** The insert of `enqueue`, compiled once: it runs for every write that goes through a queue. */
   readonly #insert: PreparedQuery;
@@ -49,6 +52,7 @@ export class JobQueue {
 
   constructor(options: JobQueueOptions) {
     this.#db = options.db;
+    this.#deferSync = options.deferSync;
     const placeholders = Object.fromEntries(JOB_COLUMNS.map((column) => [column, null]));
     this.#insert = new PreparedQuery(
       options.db.insertInto(JOBS_TABLE).values(placeholders).compile(),
@@ -100,6 +104,7 @@ export class JobQueue {
       handler,
       options,
       db: this.#db,
+      deferSync: this.#deferSync,
       logger: this.#logger,
       onError: this.#onError,
     });

@@ -62,6 +62,7 @@ export interface WorkerOptions {
   handler: TransactionalHandler | DeliveryHandler;
   options: ProcessOptions;
   db: AnyDb;
+  deferSync?: <T>(work: (connection: AnyDb) => Promise<T>) => Promise<T>;
   logger: ConsolaInstance;
   onError: QueueErrorHandler;
 }
@@ -86,6 +87,7 @@ export class QueueWorker {
   readonly #backoffMs: (attempt: number) => number;
   readonly #pollMs: number;
   readonly #db: AnyDb;
+  readonly #deferSync: <T>(work: (connection: AnyDb) => Promise<T>) => Promise<T>;
   readonly #logger: ConsolaInstance;
   readonly #onError: QueueErrorHandler;
   /** The head of this queue (its next jobs in id order), compiled once. */
@@ -105,6 +107,7 @@ export class QueueWorker {
     this.#backoffMs = options.options.backoffMs ?? defaultBackoffMs;
     this.#pollMs = options.options.pollMs ?? 1000;
     this.#db = options.db;
+    this.#deferSync = options.deferSync ?? ((work) => work(options.db));
     this.#logger = options.logger;
     this.#onError = options.onError;
     this.#head = new PreparedQuery(
@@ -196,31 +199,35 @@ export class QueueWorker {
    * Group commit: every job of the batch runs in one transaction, each inside a savepoint. A job
    * that throws is rolled back to its savepoint and noted as failed; the jobs before it commit and
    * the batch ends there so the queue's order holds. The applied jobs are marked with one UPDATE
-   * in the same transaction as their effects.
+   * in the same transaction as their effects, so the commit need not wait for the disk: if a power
+   * loss takes it, the jobs are still queued and run again, and the next synchronous commit (an
+   * enqueue, which must be durable before its 202) makes it durable.
    */
   async #applyBatch(jobs: JobRecord[]): Promise<void> {
     const handler = this.#handler as TransactionalHandler;
     const afterCommit: Array<{ job: JobRecord; run: AfterCommit }> = [];
     let failure: Failure | undefined;
-    await this.#db.transaction().execute(async (trx) => {
-      const applied: JobRecord[] = [];
-      const { begin, release, rollback } = this.#savepoint;
-      for (const job of jobs) {
-        await trx.executeQuery(begin);
-        try {
-          const after = await handler(job, trx);
-          await trx.executeQuery(release);
-          applied.push(job);
-          if (typeof after === "function") afterCommit.push({ job, run: after });
-        } catch (error) {
-          await trx.executeQuery(rollback);
-          await trx.executeQuery(release);
-          failure = await this.#recordFailure(trx, job, error);
-          break;
+    await this.#deferSync((connection) =>
+      connection.transaction().execute(async (trx) => {
+        const applied: JobRecord[] = [];
+        const { begin, release, rollback } = this.#savepoint;
+        for (const job of jobs) {
+          await trx.executeQuery(begin);
+          try {
+            const after = await handler(job, trx);
+            await trx.executeQuery(release);
+            applied.push(job);
+            if (typeof after === "function") afterCommit.push({ job, run: after });
+          } catch (error) {
+            await trx.executeQuery(rollback);
+            await trx.executeQuery(release);
+            failure = await this.#recordFailure(trx, job, error);
+            break;
+          }
         }
-      }
-      await this.#markApplied(trx, applied);
-    });
+        await this.#markApplied(trx, applied);
+      }),
+    );
     for (const { job, run } of afterCommit) {
       try {
         await run();
