@@ -11,6 +11,7 @@ export {
   migrationChecksum,
   migrationTableName,
 } from "./db/migrations.js";
+export { type CommitFlush, collectForCommit } from "./db/commit-scope.js";
 export { PreparedQuery } from "./db/prepared.js";
 export type { DatabaseConfig, DatabaseOps, SqliteOptions } from "./db/types.js";
 export {

@@ -21,6 +21,7 @@ describe("public exports", () => {
         "Reply",
         "VellumError",
         "clientIp",
+        "collectForCommit",
         "createErrorType",
         "createVellum",
         "declaredCommands",

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { createConsola } from "consola";
 import { type Kysely, sql, type Transaction } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
+import { collectForCommit } from "../src/db/commit-scope.js";
 import { MigrationRunner } from "../src/db/migrations.js";
 import { openSqlite } from "../src/db/sqlite.js";
 import type { VellumDatabase } from "../src/db/types.js";
@@ -173,6 +174,44 @@ describe("JobQueue", () => {
     expect(seen).toEqual([1]);
     await waitFor(async () => (await queue.stats()).length === 0);
     expect(await effectValues(db)).toEqual([{ n: 1 }]);
+  });
+
+  it("collectForCommit: one flush per batch with every applied job's items, none of a failed job's", async () => {
+    const { db, queue } = await setup();
+    await db.schema.createTable("totals").addColumn("sum", "integer").addColumn("items", "integer").execute();
+    for (let n = 1; n <= 20; n++) await queue.enqueue(db, "writes", "write", { n });
+    const flushes: number[][] = [];
+    const addToTotals = async (trx: AnyDb, items: number[]) => {
+      flushes.push(items);
+      const sum = items.reduce((a, b) => a + b, 0);
+      await trx.insertInto("totals").values({ sum, items: items.length }).execute();
+    };
+    let failedOnce = false;
+    queue.process(
+      "writes",
+      async (job, trx) => {
+        const n = (job.payload as { n: number }).n;
+        await insertEffect(trx, job);
+        await collectForCommit(trx, "totals", n, addToTotals);
+        if (n === 15 && !failedOnce) {
+          failedOnce = true;
+          throw new Error("job 15 fails once, after collecting");
+        }
+      },
+      { batchSize: 20, backoffMs: () => 0 },
+    );
+    queue.start();
+    await waitFor(async () => (await queue.stats()).length === 0);
+    // The first batch stops at job 15: 1..14 flushed together; 15 (retried) .. 20 in the next.
+    expect(flushes).toEqual([Array.from({ length: 14 }, (_, i) => i + 1), [15, 16, 17, 18, 19, 20]]);
+    const totals = await db.selectFrom("totals").selectAll().execute();
+    expect(totals).toEqual([
+      { sum: 105, items: 14 },
+      { sum: 105, items: 6 },
+    ]);
+    // Outside a batch the kernel runs, the flush happens at once with the one item.
+    await db.transaction().execute((trx) => collectForCommit(trx, "totals", 7, addToTotals));
+    expect(flushes.at(-1)).toEqual([7]);
   });
 
   it("yields to the event loop between batches so a busy queue never starves timers and I/O", async () => {

@@ -1,5 +1,6 @@
 import type { ConsolaInstance } from "consola";
 import { type CompiledQuery, type Kysely, sql } from "kysely";
+import { openCommitScope } from "../db/commit-scope.js";
 import { PreparedQuery } from "../db/prepared.js";
 import { JOBS_TABLE } from "./migrations.js";
 import type {
@@ -199,7 +200,8 @@ export class QueueWorker {
    * Group commit: every job of the batch runs in one transaction, each inside a savepoint. A job
    * that throws is rolled back to its savepoint and noted as failed; the jobs before it commit and
    * the batch ends there so the queue's order holds. The applied jobs are marked with one UPDATE
-   * in the same transaction as their effects, so the commit need not wait for the disk: if a power
+   * in the same transaction as their effects, after what the jobs collected for the commit
+   * (`collectForCommit`) is written. The commit need not wait for the disk: if a power
    * loss takes it, the jobs are still queued and run again, and the next synchronous commit (an
    * enqueue, which must be durable before its 202) makes it durable.
    */
@@ -211,8 +213,10 @@ export class QueueWorker {
       connection.transaction().execute(async (trx) => {
         const applied: JobRecord[] = [];
         const { begin, release, rollback } = this.#savepoint;
+        const scope = openCommitScope(trx);
         for (const job of jobs) {
           await trx.executeQuery(begin);
+          const mark = scope.mark();
           try {
             const after = await handler(job, trx);
             await trx.executeQuery(release);
@@ -221,10 +225,12 @@ export class QueueWorker {
           } catch (error) {
             await trx.executeQuery(rollback);
             await trx.executeQuery(release);
+            scope.rollbackTo(mark);
             failure = await this.#recordFailure(trx, job, error);
             break;
           }
         }
+        await scope.flush(trx);
         await this.#markApplied(trx, applied);
       }),
     );

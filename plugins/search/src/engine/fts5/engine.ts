@@ -1,4 +1,4 @@
-import { type Kysely, sql } from "@vellum/core";
+import { collectForCommit, type Kysely, sql } from "@vellum/core";
 import type {
   EngineStats,
   RebuildOptions,
@@ -19,7 +19,7 @@ import { rebuild } from "./rebuild.js";
 import { type GenerationTables, generationTables, LAYOUT } from "./schema.js";
 import { search } from "./searcher.js";
 import { related, suggestTags } from "./similar.js";
-import { removeDocument, upsertDocument } from "./writer.js";
+import { applyChanges, type IndexChange, removeDocument, upsertDocument } from "./writer.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the search tables are created and named at run time
 type Db = Kysely<any>;
@@ -60,30 +60,43 @@ export class Fts5Engine implements SearchEngine {
   /**
    * Writes go to every writable generation, each inside a savepoint: if one fails (a damaged
    * index), that generation is marked broken (queries answer degraded until a rebuild replaces
-   * it) and the article write itself still commits.
+   * it) and the article write itself still commits. The documents are written at once; their
+   * word and tag counts are summed over the transaction and written once before it commits
+   * (`collectForCommit`), the same savepoint rule applying to that step.
    */
   async #write(
     trx: WriteTransaction,
-    apply: (t: GenerationTables, row: GenerationRow) => Promise<void>,
+    apply: (t: GenerationTables, row: GenerationRow) => Promise<IndexChange | undefined>,
   ): Promise<void> {
     for (const row of await listGenerations(trx)) {
       if (row.broken || row.layout !== LAYOUT) continue;
       const tables = generationTables(row.generation);
-      await sql`SAVEPOINT search_index`.execute(trx);
-      try {
-        await apply(tables, row);
-        await sql`RELEASE search_index`.execute(trx);
-      } catch (error) {
-        await sql`ROLLBACK TO search_index`.execute(trx);
-        await sql`RELEASE search_index`.execute(trx);
-        await markBroken(trx, row.generation);
-        this.#options.onWriteFailure?.(error, row.generation);
-      }
+      const change = await this.#guarded(trx, row.generation, () => apply(tables, row));
+      if (!change) continue;
+      await collectForCommit(trx, `search:counts:${row.generation}`, change, (db, changes) =>
+        this.#guarded(db, row.generation, () => applyChanges(db, tables, changes, row.state === "building")),
+      );
+    }
+  }
+
+  /** Runs `step` in a savepoint; a failure rolls it back and marks `generation` broken. */
+  async #guarded<T>(trx: Db, generation: number, step: () => Promise<T>): Promise<T | undefined> {
+    await sql`SAVEPOINT search_index`.execute(trx);
+    try {
+      const result = await step();
+      await sql`RELEASE search_index`.execute(trx);
+      return result;
+    } catch (error) {
+      await sql`ROLLBACK TO search_index`.execute(trx);
+      await sql`RELEASE search_index`.execute(trx);
+      await markBroken(trx, generation);
+      this.#options.onWriteFailure?.(error, generation);
+      return undefined;
     }
   }
 
   index(trx: WriteTransaction, doc: SearchDocument): Promise<void> {
-    return this.#write(trx, (t, row) => upsertDocument(trx, t, doc, row.state === "building"));
+    return this.#write(trx, (t) => upsertDocument(trx, t, doc));
   }
 
   remove(trx: WriteTransaction, id: string): Promise<void> {

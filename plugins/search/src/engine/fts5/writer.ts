@@ -5,6 +5,13 @@ import { touch } from "./generations.js";
 import type { GenerationTables } from "./schema.js";
 import { applyDeltas, countInto } from "./vocabulary.js";
 
+/** What one write changes in a generation's counts: words and tags in or out, documents added. */
+export interface IndexChange {
+  terms: Map<string, number>;
+  tags: Map<string, number>;
+  added: number;
+}
+
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the search tables are created and named at run time
 type Db = Kysely<any>;
 
@@ -56,14 +63,10 @@ async function unindex(
 
 /**
  * Adds or replaces one document. The new row gets the next rowid, so rowid order is the order in
- * which documents were last written (the planner reads it as recency).
+ * which documents were last written (the planner reads it as recency). Returns the change to the
+ * counts, which `applyChanges` writes (once per transaction for all its writes).
  */
-export async function upsertDocument(
-  db: Db,
-  t: GenerationTables,
-  doc: SearchDocument,
-  building: boolean,
-): Promise<void> {
+export async function upsertDocument(db: Db, t: GenerationTables, doc: SearchDocument): Promise<IndexChange> {
   const terms = new Map<string, number>();
   const tags = new Map<string, number>();
   const old = await stored(db, t, doc.id);
@@ -79,22 +82,47 @@ export async function upsertDocument(
     VALUES (${rowid}, ${values.title}, ${values.tags_text}, ${values.body})`.execute(db);
   countInto(terms, documentWords(values), 1);
   countInto(tags, doc.tags, 1);
-  await applyDeltas(db, t, terms, tags, building);
-  await touch(db, t.generation, old ? 0 : 1, true);
+  return { terms, tags, added: old ? 0 : 1 };
 }
 
-/** Removes one document; in a generation being built, also leaves a tombstone for the builder. */
-export async function removeDocument(db: Db, t: GenerationTables, id: string, building: boolean): Promise<void> {
+/**
+ * Removes one document; in a generation being built, also leaves a tombstone for the builder.
+ * Returns the change to the counts, or undefined when the document was not indexed.
+ */
+export async function removeDocument(
+  db: Db,
+  t: GenerationTables,
+  id: string,
+  building: boolean,
+): Promise<IndexChange | undefined> {
   if (building) {
     await sql`INSERT OR IGNORE INTO ${sql.table(t.tombstones)} (article_id) VALUES (${id})`.execute(db);
   }
   const old = await stored(db, t, id);
-  if (!old) return;
+  if (!old) return undefined;
   const terms = new Map<string, number>();
   const tags = new Map<string, number>();
   await unindex(db, t, old, terms, tags);
+  return { terms, tags, added: -1 };
+}
+
+/** Writes the summed count changes of `changes` to the vocabulary, the tags and the document count. */
+export async function applyChanges(
+  db: Db,
+  t: GenerationTables,
+  changes: readonly IndexChange[],
+  building: boolean,
+): Promise<void> {
+  const terms = new Map<string, number>();
+  const tags = new Map<string, number>();
+  let added = 0;
+  for (const change of changes) {
+    for (const [term, delta] of change.terms) terms.set(term, (terms.get(term) ?? 0) + delta);
+    for (const [tag, delta] of change.tags) tags.set(tag, (tags.get(tag) ?? 0) + delta);
+    added += change.added;
+  }
   await applyDeltas(db, t, terms, tags, building);
-  await touch(db, t.generation, -1, true);
+  await touch(db, t.generation, added, true);
 }
 
 /**
