@@ -9,7 +9,7 @@ const LOAD = fileURLToPath(new URL("./articles-create-load.mjs", import.meta.url
 const CONNECTIONS = 50;
 const SAMPLE_MS = 250;
 const PROBE_EVERY_MS = 100;
-const PROBE_POLL_MS = 2;
+const PROBE_POLL_MS = 5;
 const DRAIN_TIMEOUT_MS = 180_000;
 /** Seconds on top of the load duration before the load process is killed. */
 const LOAD_GRACE_SECONDS = 60;

@@ -93,6 +93,25 @@ describe("CSRF", () => {
     expect((await echo(good)).status).toBe(200);
   });
 
+  it("remembers verified tokens without accepting anything near them", () => {
+    const tokens = createCsrfTokens("server-secret-server-secret-server-0");
+    const token = tokens.issue();
+    const [nonce, mac] = token.split(".") as [string, string];
+    for (let i = 0; i < 3; i++) expect(tokens.verify(token)).toBe(true);
+    const flipped = `${mac[0] === "A" ? "B" : "A"}${mac.slice(1)}`;
+    expect(tokens.verify(`${nonce}.${flipped}`)).toBe(false);
+    expect(tokens.verify(`${nonce}x.${mac}`)).toBe(false);
+    expect(tokens.verify(`${token}x`)).toBe(false);
+    expect(tokens.verify(token.slice(0, -1))).toBe(false);
+    expect(createCsrfTokens("another-secret-another-secret-00000").verify(token)).toBe(false);
+    // Past the memory's size the first token is forgotten, and verified again by its signature.
+    for (let i = 0; i < 1100; i++) {
+      const other = createCsrfTokens("server-secret-server-secret-server-0");
+      expect(tokens.verify(`${other.issue()}`)).toBe(true);
+    }
+    expect(tokens.verify(token)).toBe(true);
+  });
+
   it("keeps the CSRF secret across restarts (stored under settings/)", async () => {
     await boot();
     const headers = await t.writeHeaders();

@@ -3,6 +3,7 @@ import type { Kysely, Transaction } from "kysely";
 import { monotonicFactory } from "ulidx";
 import { PreparedQuery } from "../db/prepared.js";
 import { VellumError } from "../errors/vellum-error.js";
+import { randomUnit } from "../internal/random-pool.js";
 import { JOBS_TABLE } from "./migrations.js";
 import type { DeliveryHandler, JobRecord, ProcessOptions, QueueStats, TransactionalHandler } from "./types.js";
 import { type JobRow, type QueueErrorHandler, QueueWorker, toJobRecord } from "./worker.js";
@@ -13,7 +14,7 @@ type AnyDb = Kysely<any>;
 type AnyTransaction = Transaction<any>;
 
 /** Shared by every queue in the process so ids sort in enqueue order even within one millisecond. */
-const nextJobId = monotonicFactory();
+const nextJobId = monotonicFactory(randomUnit);
 
 const JOB_COLUMNS = [
   "id",

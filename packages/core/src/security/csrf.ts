@@ -13,6 +13,8 @@ export interface CsrfTokens {
 
 /** How long a freshly issued token is handed to other cookie-less clients too. */
 const REUSE_MS = 1000;
+/** Tokens remembered as verified (clients send the same cookie on every request). */
+const VERIFIED_MAX = 1024;
 
 /**
  * Signed double-submit tokens (contract §4): `<random>.<hmac(random)>`, both base64url.
@@ -26,6 +28,12 @@ export function createCsrfTokens(secret: string): CsrfTokens {
   const key = createSecretKey(Buffer.from(secret));
   const sign = (nonce: string) => createHmac("sha256", key).update(nonce).digest("base64url");
   let recent = { token: "", until: 0 };
+  // Only tokens whose signature checked out are kept, so a hit needs the whole valid token.
+  const verified = new Set<string>();
+  const remember = (token: string) => {
+    verified.add(token);
+    if (verified.size > VERIFIED_MAX) verified.delete(verified.values().next().value as string);
+  };
   return {
     issue() {
       const now = Date.now();
@@ -36,11 +44,14 @@ export function createCsrfTokens(secret: string): CsrfTokens {
     },
     verify(token) {
       if (!token || token.length > 200) return false;
+      if (verified.has(token)) return true;
       const dot = token.indexOf(".");
       if (dot <= 0) return false;
       const expected = Buffer.from(sign(token.slice(0, dot)));
       const given = Buffer.from(token.slice(dot + 1));
-      return given.length === expected.length && timingSafeEqual(given, expected);
+      const valid = given.length === expected.length && timingSafeEqual(given, expected);
+      if (valid) remember(token);
+      return valid;
     },
   };
 }
