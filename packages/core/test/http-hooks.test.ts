@@ -59,6 +59,22 @@ describe("http:request and http:response hooks", () => {
     expect(stores).toBe(1);
   });
 
+  it("add the kernel's headers once when a subscriber passes the response through", async () => {
+    const watcher = definePlugin({
+      name: "watcher",
+      setup(ctx) {
+        ctx.hooks.hook("http:response", () => undefined);
+      },
+    });
+    t = await createTestVellum({ plugins: [probePlugin(), watcher()] });
+    const res = await t.fetch("/api/v1/page?limit=3");
+    expect(res.status).toBe(200);
+    expect(res.headers.getSetCookie()).toHaveLength(1);
+    expect(res.headers.get("x-request-id")).toMatch(/^[\w-]+$/);
+    expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+    expect(await res.json()).toEqual({ limit: 3 });
+  });
+
   it("keep the handler's status and headers when converting its result", async () => {
     const created = definePlugin({
       name: "created",

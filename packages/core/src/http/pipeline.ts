@@ -148,10 +148,12 @@ export function createPipeline(deps: PipelineDeps) {
   function toKernelResponse(event: H3Event, value: unknown): Response | Promise<Response> {
     const meta = matched(event)?.meta;
     if (isReply(value)) {
+      event.context.kernelHeadersApplied = true;
       const headers = { ...value.headers, ...kernelHeaders(deps, event, meta) };
       return new FastResponse(value.body, { status: value.status, headers });
     }
     if (isPlainJson(value)) {
+      event.context.kernelHeadersApplied = true;
       const headers = { "content-type": "application/json; charset=utf-8", ...kernelHeaders(deps, event, meta) };
       return new FastResponse(JSON.stringify(value), { status: event.res.status ?? 200, headers });
     }
