@@ -465,6 +465,21 @@ describe("JobQueue", () => {
     expect(await queue.get(dead.id)).toMatchObject({ status: "failed" });
   });
 
+  it("clears an applied job's payload unless the queue keeps it; dead-letter jobs keep theirs for replay", async () => {
+    const { db, queue } = await setup();
+    const cleared = await queue.enqueue(db, "writes", "write", { body: "x".repeat(2000) });
+    const kept = await queue.enqueue(db, "deliveries", "deliver", { url: "https://example.com/hook" });
+    const dead = await queue.enqueue(db, "dead", "write", { n: 1 });
+    queue.process("writes", async () => {});
+    queue.process("deliveries", async () => {}, { mode: "at-least-once", keepAppliedPayload: true });
+    queue.process("dead", async () => Promise.reject(new Error("no")), { maxAttempts: 1 });
+    queue.start();
+    await waitFor(async () => (await queue.stats()).every((row) => row.queued === 0));
+    expect(await queue.get(cleared.id)).toMatchObject({ status: "applied", payload: null });
+    expect(await queue.get(kept.id)).toMatchObject({ status: "applied", payload: { url: "https://example.com/hook" } });
+    expect(await queue.get(dead.id)).toMatchObject({ status: "failed", payload: { n: 1 } });
+  });
+
   it("resumes pending jobs when a new JobQueue opens the same database file", async () => {
     const path = await tempPath();
     const first = newQueue(await openDb(path));

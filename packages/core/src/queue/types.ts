@@ -42,6 +42,13 @@ export interface ProcessOptions {
   backoffMs?: (attempt: number) => number;
   /** Safety poll for jobs enqueued by other processes, in milliseconds. Default 1000. */
   pollMs?: number;
+  /**
+   * Keep an applied job's payload (for a queue whose handled payloads must stay readable, such
+   * as webhook deliveries to redeliver). Default false: the payload becomes `null` in the same
+   * write that marks the job applied, so applied jobs kept for their status (a day) hold a few
+   * bytes each instead of, for article creates, the whole article again.
+   */
+  keepAppliedPayload?: boolean;
 }
 
 export interface QueueStats {

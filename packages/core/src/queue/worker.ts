@@ -87,6 +87,7 @@ export class QueueWorker {
   readonly #maxAttempts: number;
   readonly #backoffMs: (attempt: number) => number;
   readonly #pollMs: number;
+  readonly #keepAppliedPayload: boolean;
   readonly #db: AnyDb;
   readonly #deferSync: <T>(work: (connection: AnyDb) => Promise<T>) => Promise<T>;
   readonly #logger: ConsolaInstance;
@@ -107,6 +108,7 @@ export class QueueWorker {
     this.#maxAttempts = Math.max(1, options.options.maxAttempts ?? 5);
     this.#backoffMs = options.options.backoffMs ?? defaultBackoffMs;
     this.#pollMs = options.options.pollMs ?? 1000;
+    this.#keepAppliedPayload = options.options.keepAppliedPayload ?? false;
     this.#db = options.db;
     this.#deferSync = options.deferSync ?? ((work) => work(options.db));
     this.#logger = options.logger;
@@ -259,7 +261,11 @@ export class QueueWorker {
     if (jobs.length === 0) return;
     await executor
       .updateTable(JOBS_TABLE)
-      .set({ status: "applied", updated_at: new Date().toISOString() })
+      .set({
+        status: "applied",
+        updated_at: new Date().toISOString(),
+        ...(this.#keepAppliedPayload ? {} : { payload: "null" }),
+      })
       .where(
         "id",
         "in",
