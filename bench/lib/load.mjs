@@ -60,3 +60,20 @@ export async function runLoad({
     total: result.requests.total,
   };
 }
+
+/**
+ * A measured load run on a server of ours: `runLoad` plus the server's CPU time per request over
+ * the run (user + system, from /proc). CPU per request depends far less than req/s on what else
+ * the two cores are doing (the load generator, noisy neighbours), so A/B comparisons read it.
+ * @param {import("./server.mjs").RunningServer} server
+ * @param {Parameters<typeof runLoad>[0]} options
+ * @returns {Promise<LoadResult & { cpuUsPerRequest: number | null }>}
+ */
+export async function runServerLoad(server, options) {
+  const before = server.cpuSeconds();
+  const load = await runLoad(options);
+  const after = server.cpuSeconds();
+  const cpuUsPerRequest =
+    before === undefined || after === undefined || load.total === 0 ? null : ((after - before) * 1e6) / load.total;
+  return { ...load, cpuUsPerRequest };
+}

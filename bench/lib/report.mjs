@@ -43,6 +43,7 @@ function tableRow(scenario, row) {
     row.p50.toFixed(1),
     row.p99.toFixed(1),
     (row.peakRssBytes / 1024 / 1024).toFixed(1),
+    typeof row.cpuUsPerRequest === "number" ? row.cpuUsPerRequest.toFixed(0) : "n/a",
     ratio,
   ];
   return `| ${cells.join(" | ")} |`;
@@ -55,8 +56,8 @@ function tableRow(scenario, row) {
  */
 export function renderMarkdown(machine, results) {
   const table = [
-    "| scenario | target | req/s | p50 ms | p99 ms | peak RSS MB | vs bare node:http |",
-    "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+    "| scenario | target | req/s | p50 ms | p99 ms | peak RSS MB | server CPU µs/req | vs bare node:http |",
+    "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
   ];
   const notes = [];
   for (const [scenario, result] of Object.entries(results)) {

@@ -26,6 +26,7 @@ process.once("exit", () => {
  * @property {() => Promise<void>} stop SIGTERM, then SIGKILL after 5 s
  * @property {() => number} rssBytes current resident set size (last sample once the child has exited)
  * @property {() => number} peakRssBytes peak resident set size (VmHWM)
+ * @property {() => number | undefined} cpuSeconds CPU time (user + system) used so far; undefined without /proc
  */
 
 /** @returns {Promise<number>} a port that was free a moment ago on 127.0.0.1 */
@@ -39,6 +40,26 @@ export function freePort() {
       probe.close(() => resolve(port));
     });
   });
+}
+
+/** Clock ticks per second of /proc/<pid>/stat times (USER_HZ, 100 on Linux for all mainstream architectures). */
+const TICKS_PER_SECOND = 100;
+
+/**
+ * CPU seconds (user + system) the process has used so far, from /proc; undefined where there is no /proc.
+ * @param {number} pid
+ * @returns {number | undefined}
+ */
+function readCpuSeconds(pid) {
+  let stat;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  } catch {
+    return undefined;
+  }
+  // Fields after the command name (which may hold spaces, inside parentheses): utime is field 14, stime 15.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
 }
 
 /**
@@ -169,5 +190,6 @@ export async function startServer({ args, readyPath = "/health/live", env = {} }
     stop,
     rssBytes: () => sample().rss,
     peakRssBytes: () => sample().hwm,
+    cpuSeconds: () => (child.pid ? readCpuSeconds(child.pid) : undefined),
   };
 }

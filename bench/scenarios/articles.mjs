@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { defaultDuration, runLoad } from "../lib/load.mjs";
+import { defaultDuration, runLoad, runServerLoad } from "../lib/load.mjs";
 import { startServer } from "../lib/server.mjs";
 import { measureCreates } from "./articles-creates.mjs";
 import { copyOf, seededTemplate } from "./articles-seed.mjs";
@@ -138,7 +138,7 @@ export default async function articlesScenario() {
       for (const read of readList) {
         await expectOk(server.url + read.path);
         await runLoad({ url: server.url + read.path, duration: WARMUP_SECONDS });
-        const load = await runLoad({ url: server.url + read.path });
+        const load = await runServerLoad(server, { url: server.url + read.path });
         rows.push({
           target: `${read.name} · ${target.name}`,
           ...load,
@@ -147,12 +147,19 @@ export default async function articlesScenario() {
         });
       }
       if (target.writes) {
+        const cpuBefore = server.cpuSeconds();
         const result = await measureCreates({ url: server.url, dataDir: server.dataDir, apiKey: API_KEY });
+        const cpuAfter = server.cpuSeconds();
         creates[target.name] = result;
         rows.push({
           target: `POST /api/v1/articles (acknowledged) · ${target.name}`,
           ...result.load,
           peakRssBytes: server.peakRssBytes(),
+          // Includes applying them: the run ends once the backlog has drained.
+          cpuUsPerRequest:
+            cpuBefore === undefined || cpuAfter === undefined || !result.load.accepted
+              ? null
+              : ((cpuAfter - cpuBefore) * 1e6) / result.load.accepted,
           ratio: null,
         });
         lines.push(...result.lines.map((line) => `creates, ${target.name}: ${line}`));

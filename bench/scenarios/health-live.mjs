@@ -1,4 +1,4 @@
-import { runLoad } from "../lib/load.mjs";
+import { runLoad, runServerLoad } from "../lib/load.mjs";
 import { targets } from "../lib/targets.mjs";
 
 const PATH = "/health/live";
@@ -19,7 +19,7 @@ export default async function healthLive() {
     try {
       server = await target.start();
       await runLoad({ url: server.url + PATH, duration: WARMUP_SECONDS });
-      const load = await runLoad({ url: server.url + PATH });
+      const load = await runServerLoad(server, { url: server.url + PATH });
       rows.push({ target: target.name, ...load, peakRssBytes: server.peakRssBytes(), ratio: null });
     } catch (err) {
       failures.push(`${target.name}: ${err instanceof Error ? err.message : String(err)}`);

@@ -15,6 +15,7 @@ export const scenarioNames = ["health-live", "cold-start", "search", "articles"]
  * @property {number} errors
  * @property {number} non2xx
  * @property {number} total requests completed
+ * @property {number | null} [cpuUsPerRequest] the server's CPU time per request over the run (null when not measured)
  */
 
 /**
