@@ -160,7 +160,7 @@ export function createVellum(input: VellumConfig): Vellum {
     for (const dir of ["db", ...DATA_DIR_MOUNTS]) mkdirSync(join(config.dataDir, dir), { recursive: true });
     const sqlite = config.database?.sqlite ?? { path: join(config.dataDir, "db", "vellum.sqlite") };
     if (sqlite.path !== ":memory:") mkdirSync(dirname(sqlite.path), { recursive: true });
-    database = await openSqlite(sqlite, (error) => captureError(error, { plugin: "database" }));
+    database = await openSqlite(sqlite);
     const db = database.kysely;
     migrations = new MigrationRunner(db);
     migrations.register("core", queueMigrations);

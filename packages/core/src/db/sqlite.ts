@@ -4,7 +4,6 @@ import { Kysely, SqliteDialect, sql } from "kysely";
 import { VellumError } from "../errors/vellum-error.js";
 import { withStatementCache } from "./statement-cache.js";
 import type { DatabaseOps, SqliteOptions, VellumDatabase } from "./types.js";
-import { startWalCheckpointer } from "./wal-checkpointer.js";
 
 type BetterSqlite3 = typeof BetterSqlite3Module;
 
@@ -29,16 +28,8 @@ function fileSize(path: string): number {
   }
 }
 
-const MIB = 1024 * 1024;
-
-/**
- * Opens a SQLite file in WAL mode with a busy timeout and foreign keys, wrapped in Kysely.
- * `onError` receives failures of the background checkpoint thread (the database stays usable).
- */
-export async function openSqlite(
-  options: SqliteOptions,
-  onError: (error: Error) => void = () => undefined,
-): Promise<VellumDatabase> {
+/** Opens a SQLite file in WAL mode with a busy timeout and foreign keys, wrapped in Kysely. */
+export async function openSqlite(options: SqliteOptions): Promise<VellumDatabase> {
   const Database = await loadDriver();
   const raw = new Database(options.path);
   raw.pragma("journal_mode = WAL");
@@ -46,22 +37,11 @@ export async function openSqlite(
   raw.pragma(`synchronous = ${synchronous}`);
   raw.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
   raw.pragma("foreign_keys = ON");
-  // Safety net only: the background thread below keeps the WAL short, and the health plugin
-  // truncates it at 32 MB and when idle (timed, in metrics).
+  // Safety net only: the health plugin checkpoints at 32 MB and when idle (timed, in metrics).
   raw.pragma("wal_autocheckpoint = 16384");
   raw.pragma("journal_size_limit = 67108864");
   const kysely = new Kysely({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
   const memory = options.path === ":memory:";
-  const background = options.backgroundCheckpoint ?? true;
-  const checkpointer =
-    memory || background === false
-      ? undefined
-      : startWalCheckpointer({
-          path: options.path,
-          intervalMs: (background === true ? undefined : background.intervalMs) ?? 200,
-          startBytes: (background === true ? undefined : background.startBytes) ?? 4 * MIB,
-          onError,
-        });
 
   const ops: DatabaseOps = {
     dialect: "sqlite",
@@ -97,7 +77,6 @@ export async function openSqlite(
     ops,
     async close() {
       if (!raw.open) return;
-      await checkpointer?.stop();
       if (!memory) raw.pragma("wal_checkpoint(TRUNCATE)");
       await kysely.destroy();
     },

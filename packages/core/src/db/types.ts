@@ -37,12 +37,6 @@ export interface SqliteOptions {
   /** `FULL` (default) makes every commit durable against power loss; `NORMAL` only against process crashes. */
   synchronous?: "FULL" | "NORMAL";
   busyTimeoutMs?: number;
-  /**
-   * Checkpoint the WAL from a worker thread (PASSIVE, never blocking commits) once it reaches
-   * `startBytes` (default 4 MiB), looking every `intervalMs` (default 200). Default on for files;
-   * `false` leaves checkpoints to SQLite's automatic one (inside a commit) and the health plugin.
-   */
-  backgroundCheckpoint?: boolean | { intervalMs?: number; startBytes?: number };
 }
 
 export interface DatabaseConfig {
