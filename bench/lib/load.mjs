@@ -62,18 +62,36 @@ export async function runLoad({
 }
 
 /**
- * A measured load run on a server of ours: `runLoad` plus the server's CPU time per request over
- * the run (user + system, from /proc). CPU per request depends far less than req/s on what else
- * the two cores are doing (the load generator, noisy neighbours), so A/B comparisons read it.
+ * Runs `work` and returns its result with the server's CPU time per unit over it (user + system,
+ * from /proc, divided by `units(result)`); null where it cannot be read. CPU per request depends
+ * far less than req/s on what else the two cores are doing (the load generator, noisy
+ * neighbours), so A/B comparisons read it.
+ * @template T
+ * @param {import("./server.mjs").RunningServer} server
+ * @param {() => Promise<T>} work
+ * @param {(result: T) => number} units
+ * @returns {Promise<{ result: T, cpuUsPerUnit: number | null }>}
+ */
+export async function withServerCpu(server, work, units) {
+  const before = server.cpuSeconds();
+  const result = await work();
+  const after = server.cpuSeconds();
+  const count = units(result);
+  const cpuUsPerUnit = before === undefined || after === undefined || !count ? null : ((after - before) * 1e6) / count;
+  return { result, cpuUsPerUnit };
+}
+
+/**
+ * A measured load run on a server of ours: `runLoad` plus the server's CPU time per request.
  * @param {import("./server.mjs").RunningServer} server
  * @param {Parameters<typeof runLoad>[0]} options
  * @returns {Promise<LoadResult & { cpuUsPerRequest: number | null }>}
  */
 export async function runServerLoad(server, options) {
-  const before = server.cpuSeconds();
-  const load = await runLoad(options);
-  const after = server.cpuSeconds();
-  const cpuUsPerRequest =
-    before === undefined || after === undefined || load.total === 0 ? null : ((after - before) * 1e6) / load.total;
-  return { ...load, cpuUsPerRequest };
+  const { result, cpuUsPerUnit } = await withServerCpu(
+    server,
+    () => runLoad(options),
+    (load) => load.total,
+  );
+  return { ...result, cpuUsPerRequest: cpuUsPerUnit };
 }

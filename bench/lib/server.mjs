@@ -46,17 +46,27 @@ export function freePort() {
 const TICKS_PER_SECOND = 100;
 
 /**
- * CPU seconds (user + system) the process has used so far, from /proc; undefined where there is no /proc.
+ * A file of /proc/<pid>/, or undefined where there is no /proc (or the process is gone).
+ * @param {number} pid
+ * @param {string} name
+ * @returns {string | undefined}
+ */
+function procFile(pid, name) {
+  try {
+    return readFileSync(`/proc/${pid}/${name}`, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * CPU seconds (user + system) the process has used so far.
  * @param {number} pid
  * @returns {number | undefined}
  */
 function readCpuSeconds(pid) {
-  let stat;
-  try {
-    stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  } catch {
-    return undefined;
-  }
+  const stat = procFile(pid, "stat");
+  if (stat === undefined) return undefined;
   // Fields after the command name (which may hold spaces, inside parentheses): utime is field 14, stime 15.
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
@@ -67,12 +77,8 @@ function readCpuSeconds(pid) {
  * @returns {{ rss: number, hwm: number } | undefined}
  */
 function readMemory(pid) {
-  let status;
-  try {
-    status = readFileSync(`/proc/${pid}/status`, "utf8");
-  } catch {
-    return undefined;
-  }
+  const status = procFile(pid, "status");
+  if (status === undefined) return undefined;
   /** @param {string} field */
   const kib = (field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? 0) * 1024;
   return { rss: kib("VmRSS"), hwm: kib("VmHWM") };

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { defaultDuration, runLoad, runServerLoad } from "../lib/load.mjs";
+import { defaultDuration, runLoad, runServerLoad, withServerCpu } from "../lib/load.mjs";
 import { startServer } from "../lib/server.mjs";
 import { measureCreates } from "./articles-creates.mjs";
 import { copyOf, seededTemplate } from "./articles-seed.mjs";
@@ -147,19 +147,18 @@ export default async function articlesScenario() {
         });
       }
       if (target.writes) {
-        const cpuBefore = server.cpuSeconds();
-        const result = await measureCreates({ url: server.url, dataDir: server.dataDir, apiKey: API_KEY });
-        const cpuAfter = server.cpuSeconds();
+        // CPU per create includes applying them: the run ends once the backlog has drained.
+        const { result, cpuUsPerUnit } = await withServerCpu(
+          server,
+          () => measureCreates({ url: server.url, dataDir: server.dataDir, apiKey: API_KEY }),
+          (measured) => measured.load.accepted,
+        );
         creates[target.name] = result;
         rows.push({
           target: `POST /api/v1/articles (acknowledged) · ${target.name}`,
           ...result.load,
           peakRssBytes: server.peakRssBytes(),
-          // Includes applying them: the run ends once the backlog has drained.
-          cpuUsPerRequest:
-            cpuBefore === undefined || cpuAfter === undefined || !result.load.accepted
-              ? null
-              : ((cpuAfter - cpuBefore) * 1e6) / result.load.accepted,
+          cpuUsPerRequest: cpuUsPerUnit,
           ratio: null,
         });
         lines.push(...result.lines.map((line) => `creates, ${target.name}: ${line}`));
