@@ -8,9 +8,8 @@ export type Db = Kysely<any>;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
 export type Trx = Transaction<any>;
 
-/** A list page row: the article's id (for the cursor) and its summary as API JSON text. */
-export interface PageRow {
-  id: string;
+/** A list page row: an article's summary as the API's JSON text. */
+interface FeedRow {
   doc: string;
 }
 
@@ -24,23 +23,19 @@ interface ItemRow {
   content?: string;
 }
 
-const SUMMARY_COLUMNS = ["id", "slug", "title", "tags", "created_at", "updated_at"] as const;
-const FULL_COLUMNS = [...SUMMARY_COLUMNS, "content"] as const;
+const FULL_COLUMNS = ["id", "slug", "title", "tags", "created_at", "updated_at", "content"] as const;
 
 /** The keys of an article in the API, in the order `toRecord` (and so `JSON.stringify`) gives them. */
 const DOCUMENT_KEYS = ["id", "title", "slug", "tags", "content", "created_at", "updated_at"] as const;
 
 /**
- * The API's JSON for an article or, without `content`, its summary, rendered by SQLite's
- * `json_object` from the columns of table alias `from`. Reads answer with this text as it is: no
- * row objects, no `JSON.parse` of the tags, no `JSON.stringify` (half the cost of a list page).
+ * The API's JSON for an article, rendered by SQLite's `json_object`. `GET` of one article answers
+ * with this text as it is: no row object, no `JSON.parse` of the tags, no `JSON.stringify`. (List
+ * pages read summaries already rendered: `articles_feed`, migration 0002.)
  */
-function documentJson(from: string, withContent: boolean) {
-  const pairs = DOCUMENT_KEYS.filter((key) => withContent || key !== "content").map((key) =>
-    key === "tags" ? `'tags', json(${from}.tags)` : `'${key}', ${from}.${key}`,
-  );
-  return sql<string>`json_object(${sql.raw(pairs.join(", "))})`;
-}
+const DOCUMENT_JSON = sql<string>`json_object(${sql.raw(
+  DOCUMENT_KEYS.map((key) => (key === "tags" ? "'tags', json(tags)" : `'${key}', ${key}`)).join(", "),
+)})`;
 
 /** Placeholder bound at compile time; every statement is compiled once and run with real values. */
 const P = "?";
@@ -67,10 +62,10 @@ export class ArticleStore {
   readonly #bySlug: PreparedQuery<ItemRow>;
   readonly #bySlugJson: PreparedQuery<{ doc: string }>;
   readonly #byId: PreparedQuery<ItemRow>;
-  readonly #page: PreparedQuery<PageRow>;
-  readonly #pageAfter: PreparedQuery<PageRow>;
-  readonly #tagPage: PreparedQuery<PageRow>;
-  readonly #tagPageAfter: PreparedQuery<PageRow>;
+  readonly #page: PreparedQuery<FeedRow>;
+  readonly #pageAfter: PreparedQuery<FeedRow>;
+  readonly #tagPage: PreparedQuery<FeedRow>;
+  readonly #tagPageAfter: PreparedQuery<FeedRow>;
   readonly #ascending: PreparedQuery<ItemRow>;
   readonly #slugHolder: PreparedQuery<{ id: string; queued: number }>;
   readonly #insertClaimed: PreparedQuery<never>;
@@ -85,25 +80,18 @@ export class ArticleStore {
 
   constructor(db: Db) {
     const items = () => db.selectFrom("articles_items");
-    const newest = (q: ReturnType<typeof items>) =>
-      q
-        .select(["id", documentJson("articles_items", false).as("doc")])
-        .orderBy("id", "desc")
-        .limit(1);
+    const feed = () => db.selectFrom("articles_feed").select("doc");
     const tagged = () =>
       db
         .selectFrom("articles_tags as t")
-        .innerJoin("articles_items as i", "i.id", "t.article_id")
-        .select(["i.id", documentJson("i", false).as("doc")])
+        .innerJoin("articles_feed as f", "f.id", "t.article_id")
+        .select("f.doc")
         .where("t.tag", "=", P);
     this.#bySlug = new PreparedQuery(items().select(FULL_COLUMNS).where("slug", "=", P).compile(), 1);
-    this.#bySlugJson = new PreparedQuery(
-      items().select(documentJson("articles_items", true).as("doc")).where("slug", "=", P).compile(),
-      1,
-    );
+    this.#bySlugJson = new PreparedQuery(items().select(DOCUMENT_JSON.as("doc")).where("slug", "=", P).compile(), 1);
     this.#byId = new PreparedQuery(items().select(FULL_COLUMNS).where("id", "=", P).compile(), 1);
-    this.#page = new PreparedQuery(newest(items()).compile(), 1);
-    this.#pageAfter = new PreparedQuery(newest(items().where("id", "<", P)).compile(), 2);
+    this.#page = new PreparedQuery(feed().orderBy("id", "desc").limit(1).compile(), 1);
+    this.#pageAfter = new PreparedQuery(feed().where("id", "<", P).orderBy("id", "desc").limit(1).compile(), 2);
     this.#tagPage = new PreparedQuery(tagged().orderBy("t.article_id", "desc").limit(1).compile(), 2);
     this.#tagPageAfter = new PreparedQuery(
       tagged().where("t.article_id", "<", P).orderBy("t.article_id", "desc").limit(1).compile(),
@@ -153,7 +141,7 @@ export class ArticleStore {
     return row && toRecord(row);
   }
 
-  /** The article's API JSON (see `documentJson`), or undefined. */
+  /** The article's API JSON (see `DOCUMENT_JSON`), or undefined. */
   async bySlugJson(db: Db, slug: string): Promise<string | undefined> {
     return (await this.#bySlugJson.rows(db, [slug]))[0]?.doc;
   }
@@ -165,16 +153,19 @@ export class ArticleStore {
 
   /**
    * Newest first, ids below `beforeId` when given, optionally only articles with `tag`: each
-   * article's id and its summary's API JSON (see `documentJson`).
+   * article's summary as the API's JSON text, from `articles_feed`.
    */
-  async page(db: Db, options: { limit: number; beforeId?: string; tag?: string }): Promise<PageRow[]> {
+  async page(db: Db, options: { limit: number; beforeId?: string; tag?: string }): Promise<string[]> {
     const { limit, beforeId, tag } = options;
-    if (tag === undefined) {
-      return beforeId === undefined ? this.#page.rows(db, [limit]) : this.#pageAfter.rows(db, [beforeId, limit]);
-    }
-    return beforeId === undefined
-      ? this.#tagPage.rows(db, [tag, limit])
-      : this.#tagPageAfter.rows(db, [tag, beforeId, limit]);
+    const rows =
+      tag === undefined
+        ? beforeId === undefined
+          ? await this.#page.rows(db, [limit])
+          : await this.#pageAfter.rows(db, [beforeId, limit])
+        : beforeId === undefined
+          ? await this.#tagPage.rows(db, [tag, limit])
+          : await this.#tagPageAfter.rows(db, [tag, beforeId, limit]);
+    return rows.map((row) => row.doc);
   }
 
   /** Oldest first, ids above `afterId` (the service's full iteration). */

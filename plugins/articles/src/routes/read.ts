@@ -13,6 +13,9 @@ export interface ReadRouteDeps {
   cursor(): CursorCodec;
 }
 
+/** The id of a summary in the feed's JSON text (one parse per page, for the cursor). */
+const summaryId = (doc: string) => (JSON.parse(doc) as { id: string }).id;
+
 /** `GET <prefix>` (newest first, keyset pages, tag filter) and `GET <prefix>/:slug`. */
 export function registerReadRoutes(router: PluginRouter, deps: ReadRouteDeps): void {
   const { prefix, db, store, applier } = deps;
@@ -22,12 +25,11 @@ export function registerReadRoutes(router: PluginRouter, deps: ReadRouteDeps): v
     const tag = parseTagQuery(event.url.searchParams.get("tag"));
     const cursor = event.url.searchParams.get("cursor");
     const beforeId = cursor === null ? undefined : deps.cursor().decode(cursor, tag);
-    const rows = await store.page(db, { limit: limit + 1, beforeId, tag });
-    const page = rows.slice(0, limit);
+    const docs = await store.page(db, { limit: limit + 1, beforeId, tag });
+    const page = docs.slice(0, limit);
     const last = page.at(-1);
-    const next_cursor = rows.length > limit && last ? deps.cursor().encode(last.id, tag) : null;
-    const articles = page.map((row) => row.doc).join(",");
-    return rawJson(`{"articles":[${articles}],"next_cursor":${JSON.stringify(next_cursor)}}`);
+    const next_cursor = docs.length > limit && last ? deps.cursor().encode(summaryId(last), tag) : null;
+    return rawJson(`{"articles":[${page.join(",")}],"next_cursor":${JSON.stringify(next_cursor)}}`);
   });
 
   router.get(`${prefix}/:slug`, async (event) => {
