@@ -8,31 +8,52 @@ import Database from "better-sqlite3";
 /**
  * The practical ceiling for the article reads: `node:http` answering GET /api/v1/articles/:slug
  * and GET /api/v1/articles (limit, cursor, tag) from the same SQLite file with better-sqlite3
- * prepared statements and the same JSON (cursors signed with the same key), and nothing else: no
- * routing library, security headers, cookies, metrics or error envelope.
+ * prepared statements and the same JSON (cursors signed with the same key; list pages from the
+ * same `articles_feed` summaries), and nothing else: no routing library, metrics or error envelope.
  * `--mode static` answers the same URLs with bytes read once at start: bare node:http.
- * Usage: node reference-articles.mjs --port <n> --data-dir <dir> [--mode sqlite|static]
+ * `--headers contract` adds the headers every Vellum response must carry (contract §3, §4): the
+ * security headers, a request id and, for a client without a cookie, a `svc_csrf` cookie — fixed
+ * values here, so what it measures is their bytes on the wire, not the work to make them.
+ * Usage: node reference-articles.mjs --port <n> --data-dir <dir> [--mode sqlite|static] [--headers none|contract]
  */
 const { values } = parseArgs({
-  options: { port: { type: "string" }, "data-dir": { type: "string" }, mode: { type: "string", default: "sqlite" } },
+  options: {
+    port: { type: "string" },
+    "data-dir": { type: "string" },
+    mode: { type: "string", default: "sqlite" },
+    headers: { type: "string", default: "none" },
+  },
 });
 const port = Number(values.port);
 const dataDir = values["data-dir"];
-if (!Number.isInteger(port) || port <= 0 || !dataDir || !["sqlite", "static"].includes(values.mode ?? "")) {
-  console.error("reference-articles: pass --port <n> --data-dir <dir> [--mode sqlite|static]");
+const modeOk = ["sqlite", "static"].includes(values.mode ?? "") && ["none", "contract"].includes(values.headers ?? "");
+if (!Number.isInteger(port) || port <= 0 || !dataDir || !modeOk) {
+  console.error(
+    "reference-articles: pass --port <n> --data-dir <dir> [--mode sqlite|static] [--headers none|contract]",
+  );
   process.exit(2);
 }
 
 const db = new Database(join(dataDir, "db", "vellum.sqlite"), { readonly: true, fileMustExist: true });
 const secret = readFileSync(join(dataDir, "settings", "articles-cursor-secret"), "utf8");
-const summary = "id, title, slug, tags, created_at, updated_at";
-const bySlug = db.prepare(`SELECT ${summary}, content FROM articles_items WHERE slug = ?`);
-const page = db.prepare(`SELECT ${summary} FROM articles_items ORDER BY id DESC LIMIT ?`);
-const pageAfter = db.prepare(`SELECT ${summary} FROM articles_items WHERE id < ? ORDER BY id DESC LIMIT ?`);
-const tagged = `SELECT i.id, i.title, i.slug, i.tags, i.created_at, i.updated_at FROM articles_tags t
-  JOIN articles_items i ON i.id = t.article_id WHERE t.tag = ?`;
-const tagPage = db.prepare(`${tagged} ORDER BY t.article_id DESC LIMIT ?`);
-const tagPageAfter = db.prepare(`${tagged} AND t.article_id < ? ORDER BY t.article_id DESC LIMIT ?`);
+const bySlug = db.prepare(
+  `SELECT id, title, slug, tags, content, created_at, updated_at FROM articles_items WHERE slug = ?`,
+);
+const page = db.prepare(`SELECT doc FROM articles_feed ORDER BY id DESC LIMIT ?`).pluck();
+const pageAfter = db.prepare(`SELECT doc FROM articles_feed WHERE id < ? ORDER BY id DESC LIMIT ?`).pluck();
+const tagged = `SELECT f.doc FROM articles_tags t JOIN articles_feed f ON f.id = t.article_id WHERE t.tag = ?`;
+const tagPage = db.prepare(`${tagged} ORDER BY t.article_id DESC LIMIT ?`).pluck();
+const tagPageAfter = db.prepare(`${tagged} AND t.article_id < ? ORDER BY t.article_id DESC LIMIT ?`).pluck();
+const extraHeaders =
+  values.headers === "contract"
+    ? {
+        "x-content-type-options": "nosniff",
+        "referrer-policy": "no-referrer",
+        "x-frame-options": "DENY",
+        "x-request-id": "0123456789abcdef",
+        "set-cookie": `svc_csrf=${"n".repeat(32)}.${"m".repeat(43)}; Path=/; SameSite=Strict`,
+      }
+    : {};
 
 const mac = (id, tag) =>
   createHmac("sha256", secret)
@@ -55,17 +76,17 @@ function answer(url) {
   const cursor = searchParams.get("cursor");
   const before = cursor?.split(".")[0];
   if (cursor && mac(before, tag) !== cursor.split(".")[1]) return { status: 400, body: "{}" };
-  const rows = tag
+  const docs = tag
     ? before
       ? tagPageAfter.all(tag, before, limit + 1)
       : tagPage.all(tag, limit + 1)
     : before
       ? pageAfter.all(before, limit + 1)
       : page.all(limit + 1);
-  const articles = rows.slice(0, limit).map(toArticle);
-  const last = articles.at(-1);
-  const next_cursor = rows.length > limit && last ? `${last.id}.${mac(last.id, tag)}` : null;
-  return { status: 200, body: JSON.stringify({ articles, next_cursor }) };
+  const articles = docs.slice(0, limit);
+  const last = articles.at(-1) && JSON.parse(articles.at(-1)).id;
+  const next_cursor = docs.length > limit && last ? `${last}.${mac(last, tag)}` : null;
+  return { status: 200, body: `{"articles":[${articles.join(",")}],"next_cursor":${JSON.stringify(next_cursor)}}` };
 }
 
 const live = JSON.stringify({ live: true });
@@ -82,6 +103,7 @@ createServer((req, res) => {
     if (values.mode === "static") cache.set(req.url, result);
   }
   res.writeHead(result.status, {
+    ...extraHeaders,
     "content-type": "application/json; charset=utf-8",
     "content-length": Buffer.byteLength(result.body),
   });
