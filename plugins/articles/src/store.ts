@@ -53,10 +53,11 @@ function toRecord(row: ItemRow): ArticleRecord {
 }
 
 /**
- * Every query of the plugin over `articles_items`, `articles_tags` and `articles_pending`,
- * compiled once (Kysely's compile step costs more than SQLite's lookups on hot reads).
- * Methods take the executor so the same statements run inside and outside transactions.
- * `articles_tags` is never written here: the table's triggers keep it equal to `tags`.
+ * Every query of the plugin over `articles_items`, `articles_tags`, `articles_feed` and
+ * `articles_pending`, compiled once (Kysely's compile step costs more than SQLite's lookups on hot
+ * reads). Methods take the executor so the same statements run inside and outside transactions.
+ * `articles_tags` and `articles_feed` are never written here: triggers on `articles_items` keep
+ * them equal to each article's tags and summary.
  */
 export class ArticleStore {
   readonly #bySlug: PreparedQuery<ItemRow>;
