@@ -12,7 +12,7 @@ export {
   migrationTableName,
 } from "./db/migrations.js";
 export { type CommitFlush, collectForCommit } from "./db/commit-scope.js";
-export { PreparedQuery } from "./db/prepared.js";
+export { PreparedColumn, PreparedQuery } from "./db/prepared.js";
 export type { DatabaseConfig, DatabaseOps, SqliteOptions } from "./db/types.js";
 export {
   API_ERROR_DESCRIPTIONS,

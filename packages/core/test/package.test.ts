@@ -17,6 +17,7 @@ describe("public exports", () => {
         "MAX_JSON_BYTES",
         "MIN_API_KEY_LENGTH",
         "MemoryRateLimitStore",
+        "PreparedColumn",
         "PreparedQuery",
         "Reply",
         "VellumError",

@@ -1,5 +1,5 @@
 import type { ArticleRecord } from "@vellum/core";
-import { type Kysely, PreparedQuery, sql, type Transaction } from "@vellum/core";
+import { type Kysely, PreparedColumn, PreparedQuery, sql, type Transaction } from "@vellum/core";
 
 /** The plugin's database handle or a transaction on it (a Kysely `Transaction` is a `Kysely`). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the plugin's tables are reached through the kernel's untyped handle
@@ -7,11 +7,6 @@ export type Db = Kysely<any>;
 /** A transaction, as `article:commit` subscribers receive it. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
 export type Trx = Transaction<any>;
-
-/** A list page row: an article's summary as the API's JSON text. */
-interface FeedRow {
-  doc: string;
-}
 
 interface ItemRow {
   id: string;
@@ -63,10 +58,10 @@ export class ArticleStore {
   readonly #bySlug: PreparedQuery<ItemRow>;
   readonly #bySlugJson: PreparedQuery<{ doc: string }>;
   readonly #byId: PreparedQuery<ItemRow>;
-  readonly #page: PreparedQuery<FeedRow>;
-  readonly #pageAfter: PreparedQuery<FeedRow>;
-  readonly #tagPage: PreparedQuery<FeedRow>;
-  readonly #tagPageAfter: PreparedQuery<FeedRow>;
+  readonly #page: PreparedColumn<string>;
+  readonly #pageAfter: PreparedColumn<string>;
+  readonly #tagPage: PreparedColumn<string>;
+  readonly #tagPageAfter: PreparedColumn<string>;
   readonly #ascending: PreparedQuery<ItemRow>;
   readonly #slugHolder: PreparedQuery<{ id: string; queued: number }>;
   readonly #insertClaimed: PreparedQuery<never>;
@@ -91,10 +86,10 @@ export class ArticleStore {
     this.#bySlug = new PreparedQuery(items().select(FULL_COLUMNS).where("slug", "=", P).compile(), 1);
     this.#bySlugJson = new PreparedQuery(items().select(DOCUMENT_JSON.as("doc")).where("slug", "=", P).compile(), 1);
     this.#byId = new PreparedQuery(items().select(FULL_COLUMNS).where("id", "=", P).compile(), 1);
-    this.#page = new PreparedQuery(feed().orderBy("id", "desc").limit(1).compile(), 1);
-    this.#pageAfter = new PreparedQuery(feed().where("id", "<", P).orderBy("id", "desc").limit(1).compile(), 2);
-    this.#tagPage = new PreparedQuery(tagged().orderBy("t.article_id", "desc").limit(1).compile(), 2);
-    this.#tagPageAfter = new PreparedQuery(
+    this.#page = new PreparedColumn(feed().orderBy("id", "desc").limit(1).compile(), 1);
+    this.#pageAfter = new PreparedColumn(feed().where("id", "<", P).orderBy("id", "desc").limit(1).compile(), 2);
+    this.#tagPage = new PreparedColumn(tagged().orderBy("t.article_id", "desc").limit(1).compile(), 2);
+    this.#tagPageAfter = new PreparedColumn(
       tagged().where("t.article_id", "<", P).orderBy("t.article_id", "desc").limit(1).compile(),
       3,
     );
@@ -158,15 +153,12 @@ export class ArticleStore {
    */
   async page(db: Db, options: { limit: number; beforeId?: string; tag?: string }): Promise<string[]> {
     const { limit, beforeId, tag } = options;
-    const rows =
-      tag === undefined
-        ? beforeId === undefined
-          ? await this.#page.rows(db, [limit])
-          : await this.#pageAfter.rows(db, [beforeId, limit])
-        : beforeId === undefined
-          ? await this.#tagPage.rows(db, [tag, limit])
-          : await this.#tagPageAfter.rows(db, [tag, beforeId, limit]);
-    return rows.map((row) => row.doc);
+    if (tag === undefined) {
+      return beforeId === undefined ? this.#page.values(db, [limit]) : this.#pageAfter.values(db, [beforeId, limit]);
+    }
+    return beforeId === undefined
+      ? this.#tagPage.values(db, [tag, limit])
+      : this.#tagPageAfter.values(db, [tag, beforeId, limit]);
   }
 
   /** Oldest first, ids above `afterId` (the service's full iteration). */

@@ -6,11 +6,15 @@ export interface PreparingDatabase {
   close(): void;
 }
 
+/** SQL starting with this comment is prepared in pluck mode: it returns its first column's values. */
+export const COLUMN_SQL_PREFIX = "/* vellum:column */ ";
+
 /**
  * Wraps a better-sqlite3 database so kysely reuses prepared statements: its driver calls
  * `prepare()` for every query, which costs more than running most of our queries. Statements are
  * kept per SQL text, least recently used evicted first. Reuse is safe because kysely runs one
- * query at a time on its single connection.
+ * query at a time on its single connection. Statements of `PreparedColumn` (their SQL starts with
+ * `COLUMN_SQL_PREFIX`) return values instead of row objects; kysely passes rows through untouched.
  */
 export function withStatementCache(database: Database, max = 500): PreparingDatabase {
   const cache = new Map<string, Statement>();
@@ -23,6 +27,7 @@ export function withStatementCache(database: Database, max = 500): PreparingData
         return cached;
       }
       const statement = database.prepare(sql);
+      if (sql.startsWith(COLUMN_SQL_PREFIX)) statement.pluck(true);
       cache.set(sql, statement);
       if (cache.size > max) cache.delete(cache.keys().next().value as string);
       return statement;
