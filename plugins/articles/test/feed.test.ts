@@ -2,7 +2,7 @@ import { createTestVellum, type TestVellum } from "@vellum/core/testing";
 import { sql } from "@vellum/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { articles } from "../src/index.js";
-import { ARTICLES, bootArticles, create, del, put } from "./helpers.js";
+import { ARTICLES, articleBody, bootArticles, create, del, post, put } from "./helpers.js";
 
 /**
  * List pages answer with summaries kept by triggers in `articles_feed` (migration 0002). These
@@ -54,6 +54,56 @@ describe("the list-page feed", () => {
     await expectListMatchesRecords("limit=100&tag=sport", ["b-renamed"]);
     await expectListMatchesRecords("limit=100&tag=d", []);
     expect(await feedRows()).toBe(3);
+  });
+
+  it("equals the summaries view after a random mix of concurrent creates, updates, renames and deletes", async () => {
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return Math.floor(seed / 65_536) % n;
+    };
+    let live: string[] = [];
+    let next = 0;
+    const done = [0, 0, 0, 0];
+    for (let round = 0; round < 6; round++) {
+      // Each article is written at most once per round, so no two concurrent writes race on one slug.
+      const untouched = [...live];
+      const written: string[] = [];
+      const writes: Promise<Response>[] = [];
+      for (let i = 0; i < 10; i++) {
+        const op = untouched.length === 0 ? 0 : random(4);
+        done[op] = (done[op] ?? 0) + 1;
+        if (op === 0) {
+          const slug = `mix-${next++}`;
+          written.push(slug);
+          writes.push(post(t, articleBody(slug, { tags: [`t${random(3)}`] })));
+          continue;
+        }
+        const slug = untouched.splice(random(untouched.length), 1)[0] as string;
+        if (op === 1) {
+          written.push(slug);
+          writes.push(put(t, slug, { title: `Retitled ${round}.${i}`, tags: [`t${random(3)}`, "mix"] }));
+        } else if (op === 2) {
+          written.push(`${slug}-r`);
+          writes.push(put(t, slug, { slug: `${slug}-r` }));
+        } else {
+          writes.push(del(t, slug));
+        }
+      }
+      for (const res of await Promise.all(writes)) expect([200, 202, 204]).toContain(res.status);
+      live = [...untouched, ...written];
+    }
+    // Reading one article applies anything still queued for it; then the feed must equal the view.
+    for (const slug of live) expect((await t.fetch(`${ARTICLES}/${slug}`)).status).toBe(200);
+    const db = t.vellum.db();
+    const { rows } = await sql<{ items: number; feed: number; differing: number }>`SELECT
+      (SELECT count(*) FROM articles_items) AS items,
+      (SELECT count(*) FROM articles_feed) AS feed,
+      (SELECT count(*) FROM articles_summaries s LEFT JOIN articles_feed f USING (id)
+        WHERE f.doc IS NOT s.doc) AS differing`.execute(db);
+    expect(rows[0]).toEqual({ items: live.length, feed: live.length, differing: 0 });
+    // Creates, updates, renames and deletes all happened, several times each.
+    expect(Math.min(...done)).toBeGreaterThanOrEqual(5);
   });
 
   it("migration 0002 fills the feed from articles written before it", async () => {
