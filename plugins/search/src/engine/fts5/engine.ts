@@ -19,7 +19,7 @@ import { rebuild } from "./rebuild.js";
 import { type GenerationTables, generationTables, LAYOUT } from "./schema.js";
 import { search } from "./searcher.js";
 import { related, suggestTags } from "./similar.js";
-import { applyChanges, type IndexChange, removeDocument, upsertDocument } from "./writer.js";
+import { applyChanges, clearPending, type IndexChange, removeDocument, upsertDocument } from "./writer.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the search tables are created and named at run time
 type Db = Kysely<any>;
@@ -61,8 +61,8 @@ export class Fts5Engine implements SearchEngine {
    * Writes go to every writable generation, each inside a savepoint: if one fails (a damaged
    * index), that generation is marked broken (queries answer degraded until a rebuild replaces
    * it) and the article write itself still commits. The documents are written at once; their
-   * word and tag counts are summed over the transaction and written once before it commits
-   * (`collectForCommit`), the same savepoint rule applying to that step.
+   * full-text entries and their word and tag counts are added once for the whole transaction
+   * just before it commits (`collectForCommit`), the same savepoint rule applying to that step.
    */
   async #write(
     trx: WriteTransaction,
@@ -73,9 +73,14 @@ export class Fts5Engine implements SearchEngine {
       const tables = generationTables(row.generation);
       const change = await this.#guarded(trx, row.generation, () => apply(tables, row));
       if (!change) continue;
-      await collectForCommit(trx, `search:counts:${row.generation}`, change, (db, changes) =>
-        this.#guarded(db, row.generation, () => applyChanges(db, tables, changes, row.state === "building")),
-      );
+      await collectForCommit(trx, `search:counts:${row.generation}`, change, async (db, changes) => {
+        const done = await this.#guarded(db, row.generation, async () => {
+          await applyChanges(db, tables, changes, row.state === "building");
+          return true;
+        });
+        // A generation that failed here is broken and never written again: drop what it left pending.
+        if (!done) await clearPending(db, row.generation);
+      });
     }
   }
 

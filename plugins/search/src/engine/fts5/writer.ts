@@ -46,7 +46,11 @@ async function stored(db: Db, t: GenerationTables, id: string): Promise<StoredTe
   return rows.rows[0];
 }
 
-/** Removes a stored document from the FTS index and the docs table, and counts its words and tags out. */
+/**
+ * Removes a stored document from the FTS index and the docs table, and counts its words and tags
+ * out. A document written earlier in the same transaction is not in the FTS index yet: its
+ * pending entry is dropped instead (an FTS5 'delete' of text it never indexed would corrupt it).
+ */
 async function unindex(
   db: Db,
   t: GenerationTables,
@@ -54,8 +58,12 @@ async function unindex(
   terms: Map<string, number>,
   tags: Map<string, number>,
 ): Promise<void> {
-  await sql`INSERT INTO ${sql.table(t.fts)} (${sql.table(t.fts)}, rowid, title, tags_text, body)
-    VALUES ('delete', ${old.rowid}, ${old.title}, ${old.tags_text}, ${old.body})`.execute(db);
+  const pending = await sql`DELETE FROM search_pending_fts
+    WHERE generation = ${t.generation} AND docid = ${old.rowid} RETURNING docid`.execute(db);
+  if (pending.rows.length === 0) {
+    await sql`INSERT INTO ${sql.table(t.fts)} (${sql.table(t.fts)}, rowid, title, tags_text, body)
+      VALUES ('delete', ${old.rowid}, ${old.title}, ${old.tags_text}, ${old.body})`.execute(db);
+  }
   await sql`DELETE FROM ${sql.table(t.docs)} WHERE rowid = ${old.rowid}`.execute(db);
   countInto(terms, documentWords(old), -1);
   countInto(tags, JSON.parse(old.tags) as string[], -1);
@@ -63,8 +71,11 @@ async function unindex(
 
 /**
  * Adds or replaces one document. The new row gets the next rowid, so rowid order is the order in
- * which documents were last written (the planner reads it as recency). Returns the change to the
- * counts, which `applyChanges` writes (once per transaction for all its writes).
+ * which documents were last written (the planner reads it as recency). Its full-text entry is
+ * left pending (`search_pending_fts`) for `applyChanges`, which adds the entries of every write
+ * of the transaction in one statement: FTS5 writes its in-memory terms to disk at every savepoint
+ * release, so indexing each document inside its own job's savepoint made one tiny segment (and
+ * merge work) per document. Returns the change to the counts, which `applyChanges` also writes.
  */
 export async function upsertDocument(db: Db, t: GenerationTables, doc: SearchDocument): Promise<IndexChange> {
   const terms = new Map<string, number>();
@@ -78,8 +89,7 @@ export async function upsertDocument(db: Db, t: GenerationTables, doc: SearchDoc
             ${values.body}, ${values.created_at}, ${values.updated_at})
     RETURNING rowid`.execute(db);
   const rowid = (inserted.rows[0] as { rowid: number }).rowid;
-  await sql`INSERT INTO ${sql.table(t.fts)} (rowid, title, tags_text, body)
-    VALUES (${rowid}, ${values.title}, ${values.tags_text}, ${values.body})`.execute(db);
+  await sql`INSERT INTO search_pending_fts (generation, docid) VALUES (${t.generation}, ${rowid})`.execute(db);
   countInto(terms, documentWords(values), 1);
   countInto(tags, doc.tags, 1);
   return { terms, tags, added: old ? 0 : 1 };
@@ -106,7 +116,24 @@ export async function removeDocument(
   return { terms, tags, added: -1 };
 }
 
-/** Writes the summed count changes of `changes` to the vocabulary, the tags and the document count. */
+/** Adds the pending full-text entries of generation `t` (see `upsertDocument`) to its FTS index. */
+async function indexPending(db: Db, t: GenerationTables): Promise<void> {
+  await sql`INSERT INTO ${sql.table(t.fts)} (rowid, title, tags_text, body)
+    SELECT d.rowid, d.title, d.tags_text, d.body
+    FROM search_pending_fts p JOIN ${sql.table(t.docs)} d ON d.rowid = p.docid
+    WHERE p.generation = ${t.generation} ORDER BY p.docid`.execute(db);
+  await clearPending(db, t.generation);
+}
+
+/** Forgets the pending full-text entries of `generation` (indexed, or the generation broke). */
+export async function clearPending(db: Db, generation: number): Promise<void> {
+  await sql`DELETE FROM search_pending_fts WHERE generation = ${generation}`.execute(db);
+}
+
+/**
+ * Adds the transaction's pending full-text entries, then writes the summed count changes of
+ * `changes` to the vocabulary, the tags and the document count.
+ */
 export async function applyChanges(
   db: Db,
   t: GenerationTables,
@@ -121,6 +148,7 @@ export async function applyChanges(
     for (const [tag, delta] of change.tags) tags.set(tag, (tags.get(tag) ?? 0) + delta);
     added += change.added;
   }
+  await indexPending(db, t);
   await applyDeltas(db, t, terms, tags, building);
   await touch(db, t.generation, added, true);
 }

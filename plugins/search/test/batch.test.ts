@@ -1,0 +1,134 @@
+import { definePlugin, type JobRecord, sql } from "@vellum/core";
+import { createTestVellum, type TestVellum } from "@vellum/core/testing";
+import { afterEach, describe, expect, it } from "vitest";
+import { search } from "../src/index.js";
+import type { SearchDocument } from "../src/engine/types.js";
+import type { SearchService } from "../src/service.js";
+import { fixtureArticles } from "./fixtures/articles-fixture.js";
+
+/**
+ * Full-text entries are added once per transaction, just before it commits. These tests run
+ * index and remove calls as the queue worker does, many jobs in one transaction with a savepoint
+ * each, and hold the FTS index to its content table with FTS5's own integrity check.
+ */
+type Step = { op: "index"; doc: SearchDocument } | { op: "remove"; id: string } | { op: "fail"; doc: SearchDocument };
+
+const QUEUE = "search-batch-test";
+
+function doc(id: string, words: string): SearchDocument {
+  const at = new Date(Date.UTC(2026, 0, 1)).toISOString();
+  return {
+    id,
+    slug: id.toLowerCase(),
+    title: `Title ${id}`,
+    tags: ["batch"],
+    body: words,
+    created_at: at,
+    updated_at: at,
+  };
+}
+
+/** Applies each job's step through the search engine inside the worker's transaction. */
+const batcher = definePlugin({
+  name: "batcher",
+  dependsOn: ["search"],
+  setup(ctx) {
+    ctx.queue.process(
+      QUEUE,
+      async (job: JobRecord, trx) => {
+        const engine = (ctx.inject("search") as SearchService).engine;
+        const step = job.payload as Step;
+        if (step.op === "remove") return void (await engine.remove(trx, step.id));
+        await engine.index(trx, step.doc);
+        if (step.op === "fail") throw new Error("this job fails after indexing its document");
+      },
+      { mode: "transactional", batchSize: 100, maxAttempts: 1 },
+    );
+  },
+});
+
+let t: TestVellum | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+
+async function runInOneBatch(vellum: TestVellum, steps: Step[]): Promise<void> {
+  const queue = vellum.vellum.queue();
+  await vellum.vellum
+    .db()
+    .transaction()
+    .execute(async (trx) => {
+      for (const step of steps) await queue.enqueue(trx, QUEUE, step.op, step);
+    });
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const stats = (await queue.stats()).find((s) => s.queue === QUEUE);
+    if (!stats || stats.queued === 0) return;
+    if (Date.now() > deadline) throw new Error("the batch was not applied in time");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+async function ftsState(vellum: TestVellum) {
+  const db = vellum.vellum.db();
+  const { rows } = await sql<{ generation: number }>`
+    SELECT generation FROM search_generations WHERE state = 'active'`.execute(db);
+  const generation = rows[0]?.generation as number;
+  const fts = `search_fts_g${generation}`;
+  // Raises SQLITE_CORRUPT_VTAB when the index and its content table disagree.
+  await sql`INSERT INTO ${sql.table(fts)} (${sql.table(fts)}, rank) VALUES ('integrity-check', 1)`.execute(db);
+  const match = async (word: string) =>
+    (
+      await sql<{ id: string }>`SELECT d.article_id AS id FROM ${sql.table(fts)} f
+        JOIN ${sql.table(`search_docs_g${generation}`)} d ON d.rowid = f.rowid
+        WHERE ${sql.table(fts)} MATCH ${word} ORDER BY d.article_id`.execute(db)
+    ).rows.map((r) => r.id);
+  const pending = await sql<{ n: number }>`SELECT count(*) AS n FROM search_pending_fts`.execute(db);
+  return { match, pending: Number(pending.rows[0]?.n) };
+}
+
+describe("full-text entries added once per transaction", () => {
+  it("indexes a batch with creates, updates, deletes and a failing job in it, and stays consistent", async () => {
+    const articles = fixtureArticles();
+    t = await createTestVellum({
+      plugins: [articles.plugin, search({ rateLimit: false, autoRepair: false }), batcher()],
+    });
+    await t.vellum.service<SearchService>("search")?.engine.ensureIndex();
+    await runInOneBatch(t, [{ op: "index", doc: doc("KEEP", "alpha lasting") }]);
+
+    await runInOneBatch(t, [
+      { op: "index", doc: doc("A", "alpha original") },
+      { op: "index", doc: doc("A", "alpha replaced") },
+      { op: "index", doc: doc("B", "bravo transient") },
+      { op: "remove", id: "B" },
+      { op: "fail", doc: doc("F", "foxtrot rolledback") },
+      { op: "index", doc: doc("C", "charlie plain") },
+      { op: "index", doc: doc("KEEP", "alpha lasting updated") },
+      { op: "remove", id: "NEVER" },
+    ]);
+
+    const state = await ftsState(t);
+    expect(state.pending).toBe(0);
+    expect(await state.match("alpha")).toEqual(["A", "KEEP"]);
+    expect(await state.match("original")).toEqual([]);
+    expect(await state.match("replaced")).toEqual(["A"]);
+    expect(await state.match("transient")).toEqual([]);
+    expect(await state.match("rolledback")).toEqual([]);
+    expect(await state.match("charlie")).toEqual(["C"]);
+    expect(await state.match("updated")).toEqual(["KEEP"]);
+    const stats = (await t.vellum.queue().stats()).find((s) => s.queue === QUEUE);
+    expect(stats?.failed).toBe(1);
+
+    // The next batch updates and deletes what the last one indexed.
+    await runInOneBatch(t, [
+      { op: "index", doc: doc("A", "alpha third") },
+      { op: "remove", id: "C" },
+    ]);
+    const after = await ftsState(t);
+    expect(await after.match("replaced")).toEqual([]);
+    expect(await after.match("third")).toEqual(["A"]);
+    expect(await after.match("charlie")).toEqual([]);
+    expect(after.pending).toBe(0);
+  });
+});
