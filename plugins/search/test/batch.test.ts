@@ -3,7 +3,6 @@ import { createTestVellum, type TestVellum } from "@vellum/core/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { search } from "../src/index.js";
 import type { SearchDocument } from "../src/engine/types.js";
-import type { SearchService } from "../src/service.js";
 import { fixtureArticles } from "./fixtures/articles-fixture.js";
 
 /**
@@ -36,7 +35,7 @@ const batcher = definePlugin({
     ctx.queue.process(
       QUEUE,
       async (job: JobRecord, trx) => {
-        const engine = (ctx.inject("search") as SearchService).engine;
+        const engine = ctx.inject("search").engine;
         const step = job.payload as Step;
         if (step.op === "remove") return void (await engine.remove(trx, step.id));
         await engine.index(trx, step.doc);
@@ -94,7 +93,7 @@ describe("full-text entries added once per transaction", () => {
     t = await createTestVellum({
       plugins: [articles.plugin, search({ rateLimit: false, autoRepair: false }), batcher()],
     });
-    await t.vellum.service<SearchService>("search")?.engine.ensureIndex();
+    await t.vellum.service("search")?.engine.ensureIndex();
     await runInOneBatch(t, [{ op: "index", doc: doc("KEEP", "alpha lasting") }]);
 
     await runInOneBatch(t, [
