@@ -2,6 +2,7 @@ import { createTestVellum, type TestVellum } from "@vellum/core/testing";
 import { sql } from "@vellum/core";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { articles } from "../src/index.js";
+import { listFeed } from "../src/migrations/0002_list_feed.js";
 import { ARTICLES, articleBody, bootArticles, create, del, post, put } from "./helpers.js";
 
 /**
@@ -111,11 +112,7 @@ describe("the list-page feed", () => {
     const before = await (await t.fetch(`${ARTICLES}?limit=100`)).text();
     // Back to the schema of migration 0001 alone, articles kept: then start again.
     const db = t.vellum.db();
-    for (const trigger of ["articles_feed_inserted", "articles_feed_updated", "articles_feed_deleted"]) {
-      await sql`DROP TRIGGER ${sql.raw(trigger)}`.execute(db);
-    }
-    await sql`DROP TABLE articles_feed`.execute(db);
-    await sql`DROP VIEW articles_summaries`.execute(db);
+    await listFeed.down?.(db);
     await sql`DELETE FROM _vellum_migrations_articles WHERE name = '0002_list_feed'`.execute(db);
     const dataDir = t.dataDir;
     await t.vellum.close();

@@ -2,6 +2,7 @@ import { definePlugin, type JobRecord, sql } from "@vellum/core";
 import { createTestVellum, type TestVellum } from "@vellum/core/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { search } from "../src/index.js";
+import { generationTables } from "../src/engine/fts5/schema.js";
 import type { SearchDocument } from "../src/engine/types.js";
 import { fixtureArticles } from "./fixtures/articles-fixture.js";
 
@@ -73,15 +74,15 @@ async function ftsState(vellum: TestVellum) {
   const db = vellum.vellum.db();
   const { rows } = await sql<{ generation: number }>`
     SELECT generation FROM search_generations WHERE state = 'active'`.execute(db);
-  const generation = rows[0]?.generation as number;
-  const fts = `search_fts_g${generation}`;
+  const tables = generationTables(rows[0]?.generation as number);
+  const fts = sql.table(tables.fts);
   // Raises SQLITE_CORRUPT_VTAB when the index and its content table disagree.
-  await sql`INSERT INTO ${sql.table(fts)} (${sql.table(fts)}, rank) VALUES ('integrity-check', 1)`.execute(db);
+  await sql`INSERT INTO ${fts} (${fts}, rank) VALUES ('integrity-check', 1)`.execute(db);
   const match = async (word: string) =>
     (
-      await sql<{ id: string }>`SELECT d.article_id AS id FROM ${sql.table(fts)} f
-        JOIN ${sql.table(`search_docs_g${generation}`)} d ON d.rowid = f.rowid
-        WHERE ${sql.table(fts)} MATCH ${word} ORDER BY d.article_id`.execute(db)
+      await sql<{ id: string }>`SELECT d.article_id AS id FROM ${fts} f
+        JOIN ${sql.table(tables.docs)} d ON d.rowid = f.rowid
+        WHERE ${fts} MATCH ${word} ORDER BY d.article_id`.execute(db)
     ).rows.map((r) => r.id);
   const pending = await sql<{ n: number }>`SELECT count(*) AS n FROM search_pending_fts`.execute(db);
   return { match, pending: Number(pending.rows[0]?.n) };
