@@ -18,11 +18,11 @@ export interface SecurityConfig {
 }
 
 export interface VellumConfig {
-  /** Data directory: `db/`, `media/`, `mailboxes/`, `settings/`, `pgp/` live under it. */
+  /** Data directory: `db/`, `settings/` and the folders plugins ask for live under it. */
   dataDir: string;
   /** Default: SQLite file `<dataDir>/db/vellum.sqlite`. */
   database?: DatabaseConfig;
-  /** Extra or replacement unstorage mounts, keyed by mount base (e.g. `media`, `cache`). */
+  /** Drivers for plugins' storage namespaces, keyed by plugin name; default: files under `<dataDir>/storage/<plugin>/`. */
   storage?: Record<string, Driver>;
   plugins?: Array<AnyVellumPlugin | false | null | undefined>;
   /** Options per plugin, keyed by the plugin's `configKey` (its name by default). */
@@ -32,10 +32,8 @@ export interface VellumConfig {
   corsOrigins?: string[];
   /** Experimental flags (`SERVICE_FEATURES`), e.g. `ai`. */
   features?: string[];
-  /** Absolute base URL used in webhook payloads and absolute media URLs. */
+  /** Absolute base URL of the service, for absolute links; `https:` makes the CSRF cookie `Secure`. */
   baseUrl?: string;
-  /** Storage quota for the data dir in bytes (`STORAGE_QUOTA_GB`). Default 10 GiB. */
-  storageQuotaBytes?: number;
   /** Reported as `version` in `/health`. */
   version?: string;
   logger?: ConsolaInstance;
@@ -57,5 +55,3 @@ export interface VellumConfig {
 export function defineConfig<T extends Partial<VellumConfig>>(config: T): T {
   return config;
 }
-
-export const DEFAULT_STORAGE_QUOTA_BYTES = 10 * 1024 ** 3;

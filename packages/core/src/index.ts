@@ -1,6 +1,6 @@
 /** Kysely's SQL template and types, so plugins build queries with the kernel's own copy. */
 export { type CompiledQuery, type Kysely, sql, type Transaction } from "kysely";
-export { DEFAULT_STORAGE_QUOTA_BYTES, defineConfig, type SecurityConfig, type VellumConfig } from "./config.js";
+export { defineConfig, type SecurityConfig, type VellumConfig } from "./config.js";
 export {
   type AppliedMigration,
   type Migration,
@@ -11,9 +11,9 @@ export {
   migrationChecksum,
   migrationTableName,
 } from "./db/migrations.js";
-export { type CommitFlush, collectForCommit } from "./db/commit-scope.js";
 export { PreparedColumn, PreparedQuery } from "./db/prepared.js";
-export type { DatabaseConfig, DatabaseOps, SqliteOptions } from "./db/types.js";
+export type { DatabaseConfig, DatabaseOps, JobsTable, KernelTables, SqliteOptions } from "./db/types.js";
+export { type CommitFlush, type CommitHookName, collectForCommit, type Write } from "./db/write.js";
 export {
   API_ERROR_DESCRIPTIONS,
   API_ERROR_STATUS,
@@ -23,19 +23,22 @@ export {
   validationFailed,
 } from "./errors/api-error.js";
 export { CoreErrors, createErrorType, VellumError } from "./errors/vellum-error.js";
-export type { VellumHookApi } from "./hooks/hooks.js";
-export {
-  type ArticleRecord,
-  type HealthCheckResult,
-  type HookName,
-  type HookPayload,
-  ISOLATED_HOOKS,
-  isIsolatedHook,
-  type OperationContext,
-  type SearchIndexedEvent,
-  type StorageChange,
-  type VellumErrorEvent,
-  type VellumHooks,
+export type {
+  ComponentReport,
+  ComponentState,
+  EthicsClaims,
+  HealthComponent,
+  RegisteredComponent,
+} from "./health/components.js";
+export type { HookKind, HookOptions, VellumHookApi } from "./hooks/hooks.js";
+export type {
+  ArticleRecord,
+  HookName,
+  HookPayload,
+  OperationContext,
+  StorageChange,
+  VellumErrorEvent,
+  VellumHooks,
 } from "./hooks/types.js";
 export { MAX_JSON_BYTES, readJsonBody } from "./http/body.js";
 export { errorResponse } from "./http/envelope.js";
@@ -52,7 +55,7 @@ export {
   declaredCommands,
   matchCommand,
 } from "./plugin/commands.js";
-export type { KernelInfo, LifecycleCallback, VellumPluginContext } from "./plugin/context.js";
+export type { KernelInfo, LifecycleCallback, PluginDb, VellumPluginContext } from "./plugin/context.js";
 export {
   type AnyVellumPlugin,
   definePlugin,
@@ -61,9 +64,20 @@ export {
   type VellumPluginDefinition,
 } from "./plugin/define.js";
 export { resolvePlugins } from "./plugin/graph.js";
+export {
+  checkSettings,
+  type Parsed,
+  parseList,
+  readSettingsFromEnv,
+  type SettingDeclaration,
+  type SettingDeclarations,
+  type SettingProblem,
+  setting,
+  settingDefaults,
+} from "./plugin/settings.js";
 export type { JobQueue } from "./queue/job-queue.js";
+export type { PluginQueue } from "./queue/plugin-queue.js";
 export type {
-  AfterCommit,
   DeliveryHandler,
   JobRecord,
   JobStatus,
@@ -76,6 +90,6 @@ export { clientIp, isLoopback } from "./security/client-ip.js";
 export type { LockoutOptions } from "./security/lockout.js";
 export { MemoryRateLimitStore, type RateLimitRule, type RateLimitStore } from "./security/rate-limit.js";
 export type { ArticlesService, VellumServices } from "./services.js";
-export { DATA_DIR_MOUNTS } from "./storage/storage.js";
+export { loadOrCreateSecret } from "./storage/data-folder.js";
 export { directoryBytes, type WalkedFile, walkFiles } from "./storage/walk.js";
 export { createVellum, type MigrateOutcome, type Vellum } from "./vellum.js";

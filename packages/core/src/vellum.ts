@@ -1,13 +1,14 @@
-import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { createConsola } from "consola";
 import { H3, type H3Event } from "h3";
-import { DEFAULT_STORAGE_QUOTA_BYTES, type VellumConfig } from "./config.js";
+import type { VellumConfig } from "./config.js";
 import { MigrationRunner } from "./db/migrations.js";
 import { openSqlite } from "./db/sqlite.js";
 import type { VellumDatabase } from "./db/types.js";
+import { Writes } from "./db/write.js";
 import { CoreErrors, VellumError } from "./errors/vellum-error.js";
+import { HealthRegistry } from "./health/components.js";
 import { createHookApi, VellumHookBus } from "./hooks/hooks.js";
 import { createCorsPolicy } from "./http/cors.js";
 import { errorsPage } from "./http/errors-page.js";
@@ -26,6 +27,7 @@ import type { KernelInfo } from "./plugin/context.js";
 import type { AnyVellumPlugin } from "./plugin/define.js";
 import { resolvePlugins } from "./plugin/graph.js";
 import { JobQueue } from "./queue/job-queue.js";
+import { registerJobsRoute } from "./queue/jobs-route.js";
 import { queueMigrations } from "./queue/migrations.js";
 import { Scheduler } from "./scheduler.js";
 import { MIN_API_KEY_LENGTH } from "./security/api-key.js";
@@ -34,23 +36,23 @@ import { type CsrfTokens, createCsrfTokens } from "./security/csrf.js";
 import { LockoutTracker } from "./security/lockout.js";
 import { MemoryRateLimitStore } from "./security/rate-limit.js";
 import { ServiceRegistry } from "./services.js";
-import { createVellumStorage, DATA_DIR_MOUNTS } from "./storage/storage.js";
+import { loadOrCreateSecret } from "./storage/data-folder.js";
+import { VellumStorage } from "./storage/storage.js";
 import type { MigrateOutcome, Vellum } from "./instance.js";
 
 export type { MigrateOutcome, Vellum } from "./instance.js";
 
-const SETTINGS_CSRF_KEY = "settings:csrf-secret";
-
 /** Creates a Vellum instance. Reads no environment and no config files: everything comes in `config`. */
 export function createVellum(input: VellumConfig): Vellum {
   if (!input.dataDir) throw CoreErrors.configInvalid(["dataDir", "a data directory is required"]);
-  const config: VellumConfig = { storageQuotaBytes: DEFAULT_STORAGE_QUOTA_BYTES, ...input };
+  const config: VellumConfig = { ...input };
   const logger = config.logger ?? createConsola({ level: config.logLevel ?? 3 }).withTag("vellum");
   const metrics = createMetrics();
   const coreMetrics = registerCoreMetrics(metrics);
   const features = new Set(config.features ?? []);
   const hookRegistry: Array<() => void> = [];
-  const storage = createVellumStorage(config.dataDir, config.storage);
+  const storage = new VellumStorage(config.dataDir, config.storage);
+  const health = new HealthRegistry();
   const store = config.security?.rateLimitStore ?? new MemoryRateLimitStore();
   const lockout = new LockoutTracker(store, config.security?.lockout ?? {}, () => coreMetrics.lockouts.inc());
   const services = new ServiceRegistry();
@@ -80,6 +82,10 @@ export function createVellum(input: VellumConfig): Vellum {
     });
   };
   const bus = new VellumHookBus((error, info) => captureError(error, info));
+  for (const plugin of config.plugins ?? []) {
+    if (!plugin) continue;
+    for (const [name, kind] of Object.entries(plugin.definition.hooks ?? {})) bus.declare(plugin.name, name, kind);
+  }
 
   const app: H3 = new H3({
     silent: true,
@@ -112,6 +118,7 @@ export function createVellum(input: VellumConfig): Vellum {
   });
   app.use(pipeline.middleware);
   routes.add("core", "GET", "/docs/api/errors", () => errorsPage());
+  registerJobsRoute(routes, () => requireInit(queue, "jobs"));
 
   const kernel: KernelInfo = {
     state: () => state,
@@ -119,6 +126,11 @@ export function createVellum(input: VellumConfig): Vellum {
     version: config.version ?? "0.0.0",
     migrationStatus: () => requireInit(migrations, "migrationStatus").status(),
     routes: () => routes.list(),
+    components: () => health.list(),
+    jobs: {
+      stats: () => requireInit(queue, "jobs").stats(),
+      queues: () => requireInit(queue, "jobs").queues(),
+    },
     security: {
       apiKeyConfigured: Boolean(apiKey),
       apiKeyStrong: Boolean(apiKey && apiKey.length >= MIN_API_KEY_LENGTH),
@@ -145,27 +157,24 @@ export function createVellum(input: VellumConfig): Vellum {
   }
 
   async function loadCsrfSecret(): Promise<string> {
-    if (config.security?.csrfSecret) return config.security.csrfSecret;
-    const stored = await storage.getItem<string>(SETTINGS_CSRF_KEY);
-    if (typeof stored === "string" && stored.length >= 32) return stored;
-    const secret = randomBytes(32).toString("base64url");
-    await storage.setItem(SETTINGS_CSRF_KEY, secret);
-    return secret;
+    return config.security?.csrfSecret ?? loadOrCreateSecret(config.dataDir, "csrf-secret");
   }
 
   async function doInit(): Promise<void> {
     state = "starting";
     const plugins = resolvePlugins(config.plugins ?? []);
     order = plugins.map((p) => p.name);
-    for (const dir of ["db", ...DATA_DIR_MOUNTS]) mkdirSync(join(config.dataDir, dir), { recursive: true });
+    mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
     const sqlite = config.database?.sqlite ?? { path: join(config.dataDir, "db", "vellum.sqlite") };
-    if (sqlite.path !== ":memory:") mkdirSync(dirname(sqlite.path), { recursive: true });
+    if (sqlite.path !== ":memory:") mkdirSync(dirname(sqlite.path), { recursive: true, mode: 0o700 });
     database = await openSqlite(sqlite);
     const db = database.kysely;
     migrations = new MigrationRunner(db);
     migrations.register("core", queueMigrations);
+    const writes = new Writes(db, bus, captureError);
     queue = new JobQueue({
       db,
+      writes,
       deferSync: database.ops.withDeferredSync,
       logger: logger.withTag("queue"),
       onError: (error, info) =>
@@ -185,6 +194,7 @@ export function createVellum(input: VellumConfig): Vellum {
       bus,
       hookRegistry,
       db,
+      writes,
       database: database.ops,
       storage,
       metrics,
@@ -195,6 +205,7 @@ export function createVellum(input: VellumConfig): Vellum {
       services,
       lifecycle,
       commands,
+      health,
       features,
       kernel,
       captureError,
@@ -290,7 +301,7 @@ export function createVellum(input: VellumConfig): Vellum {
     config,
     hooks,
     metrics,
-    storage,
+    storage: storage.root,
     async fetch(request, options) {
       if (options?.clientAddress) assignClientAddress(request, options.clientAddress);
       inFlight++;

@@ -1,4 +1,10 @@
-import type { Kysely } from "kysely";
+import type { Kysely, Transaction } from "kysely";
+
+/** The kernel's handle on any schema (its own code only; plugins get `PluginDb<Tables>`). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the kernel runs queries for every plugin, whatever its tables
+export type AnyDb = Kysely<any>;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
+export type AnyTransaction = Transaction<any>;
 
 /** Dialect-specific operations kept behind one interface so a PostgreSQL dialect can follow. */
 export interface DatabaseOps {
@@ -41,4 +47,28 @@ export interface SqliteOptions {
 
 export interface DatabaseConfig {
   sqlite?: SqliteOptions;
+}
+
+/** A row of the kernel's job table (`_vellum_jobs`). */
+export interface JobsTable {
+  id: string;
+  queue: string;
+  /** Jobs with the same key are applied in id order; a failing one delays only its own key. */
+  key: string | null;
+  type: string;
+  payload: string;
+  status: string;
+  attempts: number;
+  run_at: number;
+  /** The raw error of the last failed attempt (logs and operators only, never clients). */
+  last_error: string | null;
+  /** What clients are told about the last failure: an API error code. */
+  error_code: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The kernel's tables, part of every plugin's typed `ctx.db`. */
+export interface KernelTables {
+  _vellum_jobs: JobsTable;
 }

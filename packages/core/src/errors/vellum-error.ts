@@ -63,6 +63,25 @@ export const CoreErrors = {
     "VELLUM_PLUGIN_HOOK_FAILED",
     (name: string, hook: string, reason: string) => `plugin '${name}' failed in ${hook}: ${reason}`,
   ),
+  hookDuplicate: createErrorType(
+    "VELLUM_HOOK_DUPLICATE",
+    (name: string, first: string, second: string) => `hook '${name}' is declared by both '${first}' and '${second}'`,
+  ),
+  hookUndeclared: createErrorType(
+    "VELLUM_HOOK_UNDECLARED",
+    (name: string, plugin: string, closest: string | undefined) =>
+      `plugin '${plugin}' subscribes to hook '${name}', which no installed plugin declares` +
+      (closest ? `; did you mean '${closest}'?` : ""),
+  ),
+  hookCommitCall: createErrorType(
+    "VELLUM_HOOK_COMMIT_CALL",
+    (name: string) => `hook '${name}' runs inside a write's transaction: emit it with w.commit() in ctx.write()`,
+  ),
+  componentDuplicate: createErrorType(
+    "VELLUM_HEALTH_COMPONENT_DUPLICATE",
+    (name: string, first: string, second: string) =>
+      `health component '${name}' is registered by both '${first}' and '${second}'`,
+  ),
   serviceDuplicate: createErrorType(
     "VELLUM_SERVICE_DUPLICATE",
     (key: string, first: string, second: string) => `service '${key}' is provided by both '${first}' and '${second}'`,

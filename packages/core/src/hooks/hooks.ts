@@ -1,35 +1,87 @@
+import { closest } from "fastest-levenshtein";
 import { Hookable } from "hookable";
-import { type HookName, type HookPayload, isIsolatedHook, type VellumHooks } from "./types.js";
+import { CoreErrors } from "../errors/vellum-error.js";
+import type { HookName, HookPayload, VellumHooks } from "./types.js";
+
+/**
+ * How a hook runs. `commit`: inside a write's transaction (`ctx.write`); the writing plugin's own
+ * subscribers fail the write, every other subscriber runs in a savepoint and a throw there is
+ * rolled back and reported. `serial`: awaited in registration order, a throw aborts. `isolated`:
+ * every subscriber runs, failures are reported and never propagate.
+ */
+export type HookKind = "commit" | "serial" | "isolated";
 
 /** hookable's surface with the names erased; the typing lives on VellumHookBus's own methods. */
 interface UntypedHooks {
   hook(name: string, fn: (payload: never) => unknown): () => void;
   callHook(name: string, payload: unknown): Promise<unknown> | undefined;
-  callHookParallel(name: string, payload: unknown): Promise<unknown> | undefined;
 }
 
 export type HookErrorReporter = (error: unknown, info: { plugin: string; hook: string }) => void;
 
+/** A subscriber of a commit hook, with the plugin it belongs to (the write primitive isolates it). */
+export interface CommitSubscriber {
+  plugin: string;
+  fn: (payload: never) => unknown;
+}
+
+/** Hooks the kernel itself emits. */
+const CORE_HOOKS: Record<string, HookKind> = {
+  "vellum:ready": "serial",
+  "vellum:close": "serial",
+  "vellum:error": "isolated",
+  "http:error": "isolated",
+  "http:request": "serial",
+  "http:response": "serial",
+  "storage:changed": "isolated",
+};
+
 /**
- * Typed hooks on hookable with Vellum's two kinds. Serial hooks behave like hookable's
- * `callHook`: the first throw stops the rest and rejects, so `*:commit` hooks can roll back.
- * Isolated hooks run every subscriber even when one fails; failures go to the reporter with the
- * plugin and hook named.
+ * Typed hooks on hookable. Every hook is declared by the plugin that emits it (the kernel declares
+ * its own), with its kind; subscribing to a hook nobody declared is refused with the closest name.
  */
 export class VellumHookBus {
   readonly #hookable = new Hookable() as unknown as UntypedHooks;
   readonly #report: HookErrorReporter;
+  readonly #kinds = new Map<string, { kind: HookKind; owner: string }>();
   readonly #counts = new Map<string, number>();
+  readonly #commit = new Map<string, CommitSubscriber[]>();
 
   constructor(report: HookErrorReporter) {
     this.#report = report;
+    for (const [name, kind] of Object.entries(CORE_HOOKS)) this.declare("core", name, kind);
+  }
+
+  /** Declares hook `name` of `owner`; a second owner of the same name is refused. */
+  declare(owner: string, name: string, kind: HookKind): void {
+    const existing = this.#kinds.get(name);
+    if (existing && existing.owner !== owner) throw CoreErrors.hookDuplicate([name, existing.owner, owner], { plugin: owner });
+    this.#kinds.set(name, { kind, owner });
+  }
+
+  isDeclared(name: string): boolean {
+    return this.#kinds.has(name);
+  }
+
+  /** The plugin that declared `name` (`core` for the kernel's own hooks). */
+  ownerOf(name: string): string | undefined {
+    return this.#kinds.get(name)?.owner;
+  }
+
+  #kind(name: string, plugin: string): HookKind {
+    const declared = this.#kinds.get(name);
+    if (!declared) {
+      throw CoreErrors.hookUndeclared([name, plugin, closest(name, [...this.#kinds.keys()])], { plugin });
+    }
+    return declared.kind;
   }
 
   /** Registers `fn` for `name` on behalf of `plugin`; returns the unregister function. */
   register<N extends HookName>(plugin: string, name: N, fn: VellumHooks[N]): () => void {
+    const kind = this.#kind(name, plugin);
     this.#counts.set(name, (this.#counts.get(name) ?? 0) + 1);
     let registered = true;
-    const off = this.#subscribe(plugin, name, fn);
+    const off = this.#subscribe(plugin, name, kind, fn);
     return () => {
       if (!registered) return;
       registered = false;
@@ -43,9 +95,15 @@ export class VellumHookBus {
     return (this.#counts.get(name) ?? 0) > 0;
   }
 
-  #subscribe<N extends HookName>(plugin: string, name: N, fn: VellumHooks[N]): () => void {
+  #subscribe<N extends HookName>(plugin: string, name: N, kind: HookKind, fn: VellumHooks[N]): () => void {
     const call = fn as (payload: HookPayload<N>) => unknown;
-    if (!isIsolatedHook(name)) return this.#hookable.hook(name, call);
+    if (kind === "commit") {
+      const subscribers = this.#commit.get(name) ?? [];
+      const entry: CommitSubscriber = { plugin, fn: call as CommitSubscriber["fn"] };
+      this.#commit.set(name, [...subscribers, entry]);
+      return () => this.#commit.set(name, (this.#commit.get(name) ?? []).filter((s) => s !== entry));
+    }
+    if (kind === "serial") return this.#hookable.hook(name, call);
     const isolated = async (payload: HookPayload<N>) => {
       try {
         await call(payload);
@@ -56,33 +114,43 @@ export class VellumHookBus {
     return this.#hookable.hook(name, isolated);
   }
 
-  /** Serial hooks: awaited in registration order; a throw rejects. Isolated: all run, never throws. */
-  async call<N extends HookName>(name: N, payload: HookPayload<N>): Promise<void> {
-    await this.#hookable.callHook(name, payload);
+  /** The subscribers of commit hook `name`, in registration order (the write primitive runs them). */
+  commitSubscribers(name: string): readonly CommitSubscriber[] {
+    return this.#commit.get(name) ?? [];
   }
 
-  /** Runs the subscribers at once (used for `health:check`). */
-  async callParallel<N extends HookName>(name: N, payload: HookPayload<N>): Promise<void> {
-    await this.#hookable.callHookParallel(name, payload);
+  /** Serial hooks: awaited in registration order; a throw rejects. Isolated: all run, never throws. */
+  async call<N extends HookName>(name: N, payload: HookPayload<N>): Promise<void> {
+    const declared = this.#kinds.get(name);
+    if (declared?.kind === "commit") throw CoreErrors.hookCommitCall([name]);
+    await this.#hookable.callHook(name, payload);
   }
+}
+
+export interface HookOptions {
+  /**
+   * Subscribe only when an installed plugin declares the hook; without it nothing happens (a
+   * plugin that works with or without, say, articles). Default: an undeclared hook fails setup.
+   */
+  optional?: boolean;
 }
 
 /** What a plugin (or the host) sees as `ctx.hooks` / `vellum.hooks`. */
 export interface VellumHookApi {
-  hook<N extends HookName>(name: N, fn: VellumHooks[N]): () => void;
+  hook<N extends HookName>(name: N, fn: VellumHooks[N], options?: HookOptions): () => void;
+  /** Calls a serial or isolated hook (commit hooks run through `ctx.write`). */
   callHook<N extends HookName>(name: N, payload: HookPayload<N>): Promise<void>;
-  callHookParallel<N extends HookName>(name: N, payload: HookPayload<N>): Promise<void>;
 }
 
 /** A per-owner view that records its registrations so they can all be removed on close. */
 export function createHookApi(bus: VellumHookBus, owner: string, registry: Array<() => void>): VellumHookApi {
   return {
-    hook(name, fn) {
+    hook(name, fn, options) {
+      if (options?.optional && !bus.isDeclared(name)) return () => undefined;
       const off = bus.register(owner, name, fn);
       registry.push(off);
       return off;
     },
     callHook: (name, payload) => bus.call(name, payload),
-    callHookParallel: (name, payload) => bus.callParallel(name, payload),
   };
 }

@@ -19,27 +19,11 @@ export interface ArticleRecord {
   updated_at: string;
 }
 
-export interface HealthCheckResult {
-  /** Component name as it appears in `/health` `components` (e.g. `db`, `search`). */
-  name: string;
-  ok: boolean;
-  /** `ok`, `degraded` or `unavailable`; defaults from `ok`. */
-  state?: "ok" | "degraded" | "unavailable";
-  detail?: Record<string, unknown>;
-}
-
 /** Bytes a plugin added to (positive) or removed from (negative) the data dir. */
 export interface StorageChange {
   bytes: number;
   /** Storage mount the change happened in (e.g. `media`), for logs only. */
   mount?: string;
-}
-
-/** Announced by the search plugin after an index change committed. */
-export interface SearchIndexedEvent {
-  kind: "article";
-  id: string;
-  durationMs: number;
 }
 
 export interface VellumErrorEvent {
@@ -53,12 +37,11 @@ export interface VellumErrorEvent {
 type AnyTransaction = Transaction<any>;
 
 /**
- * The typed hook vocabulary. Third-party plugins add their own by declaration merging:
+ * The typed hook vocabulary: the kernel's own hooks and the shared content events other plugins
+ * subscribe to (`article:*`), typed here because a subscriber must not import the emitter. A
+ * plugin's own events are typed by augmentation in its package and declared with their kind in
+ * its definition (`hooks`):
  * `declare module "@vellum/core" { interface VellumHooks { "myplugin:done": (p: {...}) => void } }`.
- *
- * Kinds: hooks whose event part starts with `after`, and the announcements listed in
- * `ISOLATED_HOOKS`, are *isolated* (each subscriber in its own try/catch, errors reported and
- * never propagated). Every other hook is *serial*: a throw aborts the operation.
  */
 export interface VellumHooks {
   "vellum:ready": (payload: Record<string, never>) => void | Promise<void>;
@@ -91,39 +74,13 @@ export interface VellumHooks {
   }) => void | Promise<void>;
   "article:afterDelete": (payload: { article: ArticleRecord; context: OperationContext }) => void | Promise<void>;
 
-  "health:check": (payload: { checks: HealthCheckResult[] }) => void | Promise<void>;
   /**
    * Announced after a plugin writes or removes files under the data dir (media uploads), so quota
    * accounting stays current between full rescans.
    */
   "storage:changed": (payload: StorageChange) => void | Promise<void>;
-  /** An article's index entry was written (after commit). */
-  "search:indexed": (payload: SearchIndexedEvent) => void | Promise<void>;
-  /** An article's index entry was removed (after commit). */
-  "search:removed": (payload: SearchIndexedEvent) => void | Promise<void>;
 }
 
 export type HookName = keyof VellumHooks & string;
 export type HookPayload<N extends HookName> = Parameters<VellumHooks[N]>[0];
 
-/** Announcements that are isolated although their name does not start with `after`. */
-export const ISOLATED_HOOKS: ReadonlySet<string> = new Set([
-  "vellum:error",
-  "http:error",
-  "health:check",
-  "storage:changed",
-  "search:indexed",
-  "search:removed",
-  "cache:invalidated",
-  "webhook:delivered",
-  "webhook:failed",
-  "backup:started",
-  "backup:completed",
-  "backup:failed",
-]);
-
-export function isIsolatedHook(name: string): boolean {
-  if (ISOLATED_HOOKS.has(name)) return true;
-  const event = name.slice(name.indexOf(":") + 1);
-  return /^after[A-Z]/.test(event);
-}

@@ -1,19 +1,25 @@
 import type { ConsolaInstance } from "consola";
 import { defu } from "defu";
-import type { Kysely } from "kysely";
-import type { Storage } from "unstorage";
+import type { Transaction } from "kysely";
 import type { VellumConfig } from "../config.js";
 import type { MigrationRunner } from "../db/migrations.js";
-import type { DatabaseOps } from "../db/types.js";
+import type { AnyDb, DatabaseOps, KernelTables } from "../db/types.js";
+import type { Writes } from "../db/write.js";
+import { CoreErrors } from "../errors/vellum-error.js";
+import type { HealthRegistry } from "../health/components.js";
 import { createHookApi, type VellumHookBus } from "../hooks/hooks.js";
 import { createPluginRouter, type RouteTable } from "../http/routes.js";
 import type { VellumMetrics } from "../metrics/metrics.js";
 import type { CommandHandlers } from "../plugin/commands.js";
-import type { KernelInfo, VellumPluginContext } from "../plugin/context.js";
-import type { VellumPlugin } from "../plugin/define.js";
+import type { KernelInfo, PluginDb, VellumPluginContext } from "../plugin/context.js";
+import type { AnyVellumPlugin, VellumPlugin } from "../plugin/define.js";
+import { checkSettings, settingDefaults } from "../plugin/settings.js";
 import type { JobQueue } from "../queue/job-queue.js";
+import { createPluginQueue } from "../queue/plugin-queue.js";
 import type { Scheduler } from "../scheduler.js";
 import type { ServiceRegistry } from "../services.js";
+import { dataFolder, loadOrCreateSecret } from "../storage/data-folder.js";
+import type { VellumStorage } from "../storage/storage.js";
 import type { LifecycleCallbacks } from "./lifecycle.js";
 
 /** Everything of the kernel a plugin context is built from. */
@@ -22,10 +28,10 @@ export interface KernelParts {
   logger: ConsolaInstance;
   bus: VellumHookBus;
   hookRegistry: Array<() => void>;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- plugins narrow the schema
-  db: Kysely<any>;
+  db: AnyDb;
+  writes: Writes;
   database: DatabaseOps;
-  storage: Storage;
+  storage: VellumStorage;
   metrics: VellumMetrics;
   queue: JobQueue;
   scheduler: Scheduler;
@@ -34,15 +40,16 @@ export interface KernelParts {
   services: ServiceRegistry;
   lifecycle: LifecycleCallbacks;
   commands: CommandHandlers;
+  health: HealthRegistry;
   features: ReadonlySet<string>;
   kernel: KernelInfo;
   captureError(error: unknown, info: { plugin: string; hook?: string; tags?: Record<string, string> }): void;
 }
 
 /** Transitive dependencies of a plugin (what it may inject from). */
-function dependencyClosure(plugin: VellumPlugin<object>, byName: Map<string, VellumPlugin<object>>): string[] {
+function dependencyClosure(plugin: AnyVellumPlugin, byName: Map<string, AnyVellumPlugin>): string[] {
   const seen = new Set<string>();
-  const walk = (p: VellumPlugin<object>) => {
+  const walk = (p: AnyVellumPlugin) => {
     for (const dep of [...p.dependsOn, ...p.optionalDependsOn]) {
       const next = byName.get(dep);
       if (next && !seen.has(dep)) {
@@ -55,18 +62,44 @@ function dependencyClosure(plugin: VellumPlugin<object>, byName: Map<string, Vel
   return [...seen];
 }
 
-export function createPluginContext<O extends object>(
-  plugin: VellumPlugin<O>,
-  parts: KernelParts,
-  byName: Map<string, VellumPlugin<object>>,
-): VellumPluginContext<O> {
+/**
+ * The plugin's effective options (inline, then `pluginOptions[configKey]`, then declared and
+ * plain defaults), checked against its declared settings: `VELLUM_CONFIG_INVALID` names the first
+ * problem by its variable when it has one.
+ */
+export function pluginOptions<O extends object>(plugin: AnyVellumPlugin, config: VellumConfig): Readonly<O> {
   const { definition } = plugin;
-  const name = plugin.name;
-  const configKey = definition.configKey ?? name;
+  const declared = definition.settings ?? {};
   const options = Object.freeze(
-    defu(plugin.options, parts.config.pluginOptions?.[configKey] ?? {}, definition.defaults ?? {}),
+    defu(
+      plugin.options,
+      config.pluginOptions?.[definition.configKey ?? plugin.name] ?? {},
+      settingDefaults(declared),
+      definition.defaults ?? {},
+    ),
   ) as Readonly<O>;
-  const allowed = dependencyClosure(plugin as VellumPlugin<object>, byName);
+  const problems = [
+    ...checkSettings(declared, options),
+    ...(definition.checkSettings?.(options, { dataDir: config.dataDir }) ?? []),
+  ];
+  const [first] = problems;
+  if (first) {
+    const where = (declared as Record<string, { env?: string } | undefined>)[first.setting]?.env;
+    const path = where ?? `pluginOptions.${definition.configKey ?? plugin.name}.${first.setting}`;
+    throw CoreErrors.configInvalid([path, first.message], { plugin: plugin.name });
+  }
+  return options;
+}
+
+export function createPluginContext<O extends object, T extends object>(
+  plugin: VellumPlugin<O, T>,
+  parts: KernelParts,
+  byName: Map<string, AnyVellumPlugin>,
+): VellumPluginContext<O, T> {
+  const name = plugin.name;
+  const options = pluginOptions<O>(plugin, parts.config);
+  const allowed = dependencyClosure(plugin, byName);
+  const db = parts.db as unknown as PluginDb<T>;
   return {
     name,
     options,
@@ -74,14 +107,21 @@ export function createPluginContext<O extends object>(
     dataDir: parts.config.dataDir,
     logger: parts.logger.withTag(name),
     hooks: createHookApi(parts.bus, name, parts.hookRegistry),
-    db: parts.db,
+    db,
+    transaction: (trx) => trx as unknown as Transaction<T & KernelTables>,
+    write: (work) => parts.writes.run(name, work as never),
     database: parts.database,
-    storage: parts.storage,
+    get storage() {
+      return parts.storage.namespace(name);
+    },
+    dataFolder: (folder) => dataFolder(parts.config.dataDir, folder),
+    secret: (secret) => loadOrCreateSecret(parts.config.dataDir, `${name}-${secret}`),
     metrics: parts.metrics,
-    queue: parts.queue,
+    queue: (queueName) => createPluginQueue(parts.queue, name, queueName),
     router: createPluginRouter(parts.routes, name),
     features: parts.features,
     kernel: parts.kernel,
+    health: (component) => parts.health.register(name, component),
     migrations: (set) => parts.migrations.register(name, set),
     schedule: (job, opts, fn) => parts.scheduler.schedule(`${name}:${job}`, opts, fn),
     provide: (key, impl) => parts.services.provide(name, key, impl),

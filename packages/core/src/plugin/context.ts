@@ -1,15 +1,18 @@
 import type { ConsolaInstance } from "consola";
 import type { H3Event } from "h3";
-import type { Kysely } from "kysely";
+import type { Kysely, Transaction } from "kysely";
 import type { Storage } from "unstorage";
 import type { VellumConfig } from "../config.js";
 import type { MigrationSet, MigrationStatus } from "../db/migrations.js";
-import type { DatabaseOps } from "../db/types.js";
+import type { DatabaseOps, KernelTables } from "../db/types.js";
+import type { Write } from "../db/write.js";
+import type { HealthComponent, RegisteredComponent } from "../health/components.js";
 import type { VellumHookApi } from "../hooks/hooks.js";
 import type { KeyCheck, LifecycleState } from "../http/pipeline.js";
 import type { PluginRouter, RouteRecord } from "../http/routes.js";
 import type { VellumMetrics } from "../metrics/metrics.js";
-import type { JobQueue } from "../queue/job-queue.js";
+import type { PluginQueue } from "../queue/plugin-queue.js";
+import type { QueueStats } from "../queue/types.js";
 import type { VellumServices } from "../services.js";
 import type { CommandHandler } from "./commands.js";
 
@@ -22,6 +25,13 @@ export interface KernelInfo {
   version: string;
   migrationStatus(): Promise<MigrationStatus>;
   routes(): readonly RouteRecord[];
+  /** The health components plugins registered (`ctx.health`). */
+  components(): readonly RegisteredComponent[];
+  /** Every queue of every plugin: jobs waiting and dead, and the queues that have a worker. */
+  jobs: {
+    stats(): Promise<QueueStats[]>;
+    queues(): string[];
+  };
   security: {
     apiKeyConfigured: boolean;
     apiKeyStrong: boolean;
@@ -41,23 +51,44 @@ export interface KernelInfo {
   inFlight(): number;
 }
 
-export interface VellumPluginContext<O extends object = Record<string, unknown>> {
+/** `ctx.db` of a plugin with tables `T`: its own tables and the kernel's. */
+export type PluginDb<T extends object> = Kysely<T & KernelTables>;
+
+export interface VellumPluginContext<O extends object = Record<string, unknown>, T extends object = object> {
   readonly name: string;
-  /** defu(inline options, config.pluginOptions[configKey], defaults), frozen. */
+  /** The plugin's options: inline options, then `config.pluginOptions[configKey]`, then defaults; frozen. */
   readonly options: Readonly<O>;
   readonly config: Readonly<VellumConfig>;
+  /** The data directory (read-only use: sizes, paths); ask for a folder of your own with `dataFolder`. */
   readonly dataDir: string;
   readonly logger: ConsolaInstance;
   readonly hooks: VellumHookApi;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- plugins narrow the schema to their own tables
-  readonly db: Kysely<any>;
+  /** The database, typed with the plugin's tables (`definePlugin<Options, Tables>`) and the kernel's. */
+  readonly db: PluginDb<T>;
+  /** This plugin's typed view of a transaction it was handed (a commit hook's `trx`). */
+  transaction(trx: Transaction<never>): Transaction<T & KernelTables>;
+  /**
+   * One transactional write: `work` runs in a transaction, `w.commit(hook, payload)` runs that
+   * hook's subscribers in it (this plugin's own fail the write; others run in savepoints, and a
+   * failure there is rolled back and reported), what subscribers collected is flushed once before
+   * the commit, and `w.after(...)` hooks run after it.
+   */
+  write<R>(work: (w: Write<T & KernelTables>) => Promise<R>): Promise<R>;
   readonly database: DatabaseOps;
+  /** The plugin's own storage namespace (unstorage), durable under the data dir by default. */
   readonly storage: Storage;
+  /** `<dataDir>/<name>`, created (mode 0700) on the first call; its absolute path. */
+  dataFolder(name: string): Promise<string>;
+  /** A secret of this plugin: loaded, or generated once and kept in the data dir with mode 0600. */
+  secret(name: string): Promise<string>;
   readonly metrics: VellumMetrics;
-  readonly queue: JobQueue;
+  /** The plugin's durable job queue (`queue()`), or another of its queues by name (`queue("mail")`). */
+  queue(name?: string): PluginQueue<T & KernelTables>;
   readonly router: PluginRouter;
   readonly features: ReadonlySet<string>;
   readonly kernel: KernelInfo;
+  /** Registers a health component (`/health/<name>`, `/health`, `/health/dependencies`, `/health/ethics`). */
+  health(component: HealthComponent): void;
   /** Registers this plugin's migrations (`NNNN_description` → `{ up, down? }`). */
   migrations(set: MigrationSet): void;
   /** A job that runs between start and close, never overlapping itself. */

@@ -1,6 +1,8 @@
+import type { HookKind } from "../hooks/hooks.js";
 import type { VellumPluginContext } from "./context.js";
+import type { SettingDeclarations, SettingProblem } from "./settings.js";
 
-export interface VellumPluginDefinition<O extends object = Record<string, unknown>> {
+export interface VellumPluginDefinition<O extends object = Record<string, unknown>, T extends object = object> {
   /** Unique; used for the logger tag, migration table, storage namespace and error attribution. */
   name: string;
   version?: string;
@@ -10,33 +12,47 @@ export interface VellumPluginDefinition<O extends object = Record<string, unknow
   optionalDependsOn?: string[];
   /** Key in `config.pluginOptions`; defaults to `name`. */
   configKey?: string;
+  /** Defaults of options that are not declared settings. */
   defaults?: Partial<O>;
+  /**
+   * The plugin's settings, each declared once (variable, parser, check, default, secret,
+   * description): the CLI reads, checks, prints and documents them; setup checks them again.
+   */
+  settings?: SettingDeclarations<O>;
+  /** Rules that span several settings, on the effective options; `dataDir` for path rules. */
+  checkSettings?(options: Readonly<O>, context: { dataDir: string }): SettingProblem[];
+  /**
+   * The hooks this plugin emits, with their kind: `commit` (inside a write's transaction, run by
+   * `ctx.write`), `serial` (awaited in order; a throw aborts) or `isolated` (every subscriber runs;
+   * failures are reported). Subscribing to a hook nobody declares fails at setup.
+   */
+  hooks?: Record<string, HookKind>;
   /** CLI commands this plugin adds (`vellum <name>`); bind each in setup with `ctx.command(name, run)`. */
   commands?: Record<string, { description: string }>;
   /** Declares routes, hooks, migrations, queues, jobs and services. No long I/O here. */
-  setup(ctx: VellumPluginContext<O>): void | Promise<void>;
+  setup(ctx: VellumPluginContext<O, T>): void | Promise<void>;
 }
 
 /** A plugin instance: a definition plus the options it was created with. */
-export interface VellumPlugin<O extends object = Record<string, unknown>> {
+export interface VellumPlugin<O extends object = Record<string, unknown>, T extends object = object> {
   readonly name: string;
   readonly dependsOn: readonly string[];
   readonly optionalDependsOn: readonly string[];
-  readonly definition: VellumPluginDefinition<O>;
+  readonly definition: VellumPluginDefinition<O, T>;
   readonly options: Partial<O>;
 }
 
 /** A plugin of any option type, as lists of plugins hold them. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- option types differ per plugin; each checks its own
-export type AnyVellumPlugin = VellumPlugin<any>;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- option and table types differ per plugin; each checks its own
+export type AnyVellumPlugin = VellumPlugin<any, any>;
 
 /**
- * Declares a plugin and returns its options factory:
- * `plugins: [articles(), search({ limit: 50 })]`.
+ * Declares a plugin and returns its options factory: `plugins: [articles(), search({ limit: 50 })]`.
+ * `O` types the options, `T` the plugin's tables (`ctx.db` is typed with them and the kernel's).
  */
-export function definePlugin<O extends object = Record<string, unknown>>(
-  definition: VellumPluginDefinition<O>,
-): (options?: Partial<O>) => VellumPlugin<O> {
+export function definePlugin<O extends object = Record<string, unknown>, T extends object = object>(
+  definition: VellumPluginDefinition<O, T>,
+): (options?: Partial<O>) => VellumPlugin<O, T> {
   return (options = {}) => ({
     name: definition.name,
     dependsOn: definition.dependsOn ?? [],

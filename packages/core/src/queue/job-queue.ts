@@ -2,6 +2,7 @@ import type { ConsolaInstance } from "consola";
 import type { Kysely, Transaction } from "kysely";
 import { monotonicFactory } from "ulidx";
 import { PreparedQuery } from "../db/prepared.js";
+import type { Writes } from "../db/write.js";
 import { VellumError } from "../errors/vellum-error.js";
 import { randomUnit } from "../internal/random-pool.js";
 import { JOBS_TABLE } from "./migrations.js";
@@ -19,18 +20,21 @@ const nextJobId = monotonicFactory(randomUnit);
 const JOB_COLUMNS = [
   "id",
   "queue",
+  "key",
   "type",
   "payload",
   "status",
   "attempts",
   "run_at",
   "last_error",
+  "error_code",
   "created_at",
   "updated_at",
 ] as const;
 
 export interface JobQueueOptions {
   db: AnyDb;
+  writes: Writes;
   /** Runs a worker's batch with commits that do not wait for the disk (see `DatabaseOps.withDeferredSync`). */
   deferSync?: <T>(work: (connection: AnyDb) => Promise<T>) => Promise<T>;
   logger: ConsolaInstance;
@@ -46,7 +50,9 @@ export class JobQueue {
   readonly #logger: ConsolaInstance;
   readonly #onError: QueueErrorHandler;
   readonly #deferSync: JobQueueOptions["deferSync"];
+  readonly #writes: Writes;
   readonly #workers = new Map<string, QueueWorker>();
+  readonly #appliedAfterPrune = new Map<string, (id: string) => Promise<boolean>>();
   /** The insert of `enqueue`, compiled once: it runs for every write that goes through a queue. */
   readonly #insert: PreparedQuery;
   #started = false;
@@ -54,6 +60,7 @@ export class JobQueue {
   constructor(options: JobQueueOptions) {
     this.#db = options.db;
     this.#deferSync = options.deferSync;
+    this.#writes = options.writes;
     const placeholders = Object.fromEntries(JOB_COLUMNS.map((column) => [column, null]));
     this.#insert = new PreparedQuery(
       options.db.insertInto(JOBS_TABLE).values(placeholders).compile(),
@@ -64,18 +71,26 @@ export class JobQueue {
   }
 
   /** Inserts a job through `executor`; inside the caller's transaction the job exists only if it commits. */
-  async enqueue(executor: AnyDb | AnyTransaction, queue: string, type: string, payload: unknown): Promise<JobRecord> {
+  async enqueue(
+    executor: AnyDb | AnyTransaction,
+    queue: string,
+    type: string,
+    payload: unknown,
+    key: string | null = null,
+  ): Promise<JobRecord> {
     const now = Date.now();
     const timestamp = new Date(now).toISOString();
     const job: JobRecord = {
       id: nextJobId(now),
       queue,
+      key,
       type,
       payload,
       status: "queued",
       attempts: 0,
       run_at: now,
       last_error: null,
+      error_code: null,
       created_at: timestamp,
       updated_at: timestamp,
     };
@@ -88,21 +103,20 @@ export class JobQueue {
     return job;
   }
 
-  /** Registers the one handler of `queue`; its worker starts now if the queue is already started. */
-  process(queue: string, handler: TransactionalHandler, options?: ProcessOptions & { mode?: "transactional" }): void;
-  process(queue: string, handler: DeliveryHandler, options: ProcessOptions & { mode: "at-least-once" }): void;
-  process(queue: string, handler: TransactionalHandler | DeliveryHandler, options?: ProcessOptions): void;
-  process(queue: string, handler: TransactionalHandler | DeliveryHandler, options: ProcessOptions = {}): void {
+  /** Registers the one handler of `queue`, owned by plugin `owner`; its worker starts now if the queue is started. */
+  process(owner: string, queue: string, handler: TransactionalHandler<never> | DeliveryHandler, options: ProcessOptions = {}): void {
     if (this.#workers.has(queue)) {
       throw new VellumError(
         "VELLUM_QUEUE_DUPLICATE",
         `queue '${queue}' already has a handler; register one handler per queue name`,
-        { data: { queue } },
+        { data: { queue }, plugin: owner },
       );
     }
     const worker = new QueueWorker({
       queue,
-      handler,
+      owner,
+      writes: this.#writes,
+      handler: handler as TransactionalHandler<unknown> | DeliveryHandler,
       options,
       db: this.#db,
       deferSync: this.#deferSync,
@@ -110,7 +124,24 @@ export class JobQueue {
       onError: this.#onError,
     });
     this.#workers.set(queue, worker);
+    if (options.appliedAfterPrune) this.#appliedAfterPrune.set(queue, options.appliedAfterPrune);
     if (this.#started) worker.start();
+  }
+
+  /**
+   * Applies queued job `id` of `queue` now, in its own write, ahead of the worker (an update of a
+   * slug whose create is still queued); false when the job is not queued (any more).
+   */
+  async applyNow(queue: string, id: string): Promise<boolean> {
+    const worker = this.#workers.get(queue);
+    if (!worker) return false;
+    return worker.applyNow(id);
+  }
+
+  /** Whether a job that is no longer in the table was applied before it was pruned. */
+  async appliedBeforePrune(id: string): Promise<boolean> {
+    for (const check of this.#appliedAfterPrune.values()) if (await check(id)) return true;
+    return false;
   }
 
   start(): void {

@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import type { MigrationSet } from "../db/migrations.js";
 
 export const JOBS_TABLE = "_vellum_jobs";
@@ -32,6 +33,29 @@ export const queueMigrations: MigrationSet = {
     },
     async down(db) {
       await db.schema.dropTable("_vellum_jobs").execute();
+    },
+  },
+  /**
+   * Order per key: a job's key (articles: the slug), and the client-visible code of its last
+   * failure. The partial index holds only jobs waiting for a retry, the ones that hold back later
+   * jobs of their key, so creates that never fail do not maintain it.
+   */
+  "0002_job_keys": {
+    async up(db) {
+      await db.schema.alterTable("_vellum_jobs").addColumn("key", "text").execute();
+      await db.schema.alterTable("_vellum_jobs").addColumn("error_code", "text").execute();
+      await db.schema
+        .createIndex("_vellum_jobs_retrying")
+        .on("_vellum_jobs")
+        .columns(["queue", "key", "id"])
+        .where(sql.ref("status"), "=", "queued")
+        .where(sql.ref("attempts"), ">", 0)
+        .execute();
+    },
+    async down(db) {
+      await db.schema.dropIndex("_vellum_jobs_retrying").execute();
+      await db.schema.alterTable("_vellum_jobs").dropColumn("error_code").execute();
+      await db.schema.alterTable("_vellum_jobs").dropColumn("key").execute();
     },
   },
 };

@@ -1,4 +1,4 @@
-import type { Transaction } from "kysely";
+import type { Write } from "../db/write.js";
 
 /** `failed` means the job is in the dead-letter queue: it used up its attempts and waits for a replay. */
 export type JobStatus = "queued" | "applied" | "failed";
@@ -6,27 +6,28 @@ export type JobStatus = "queued" | "applied" | "failed";
 export interface JobRecord {
   id: string;
   queue: string;
+  /** Jobs with the same key are applied in id order; null: no order with other jobs. */
+  key: string | null;
   type: string;
   payload: unknown;
   status: JobStatus;
   attempts: number;
   /** Epoch milliseconds before which the job is not tried (set by retry backoff). */
   run_at: number;
+  /** The raw error of the last failed attempt (logs and operators only). */
   last_error: string | null;
+  /** The API error code clients see for the last failure. */
+  error_code: string | null;
   created_at: string;
   updated_at: string;
 }
 
-/** Work a transactional handler wants done once its effects are committed (hooks, cache purges). */
-export type AfterCommit = () => void | Promise<void>;
-
 /**
- * Runs inside the apply transaction: its database effects and the job's `applied` mark commit
- * together, so a job is applied exactly once even across crashes.
+ * Runs inside the apply transaction, as the owner of a write: its database effects, its commit
+ * hooks and the job's `applied` mark commit together, so a job is applied exactly once even
+ * across crashes.
  */
-// Each queue's handler narrows the schema to its own tables; handlers that return nothing are plain `async` functions.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any, @typescript-eslint/no-invalid-void-type
-export type TransactionalHandler = (job: JobRecord, trx: Transaction<any>) => Promise<void | AfterCommit>;
+export type TransactionalHandler<DB = never> = (job: JobRecord, w: Write<DB>) => Promise<void>;
 
 /** Runs outside any transaction (network I/O); the job is marked applied after it resolves, so at least once. */
 export type DeliveryHandler = (job: JobRecord) => Promise<void>;
@@ -49,6 +50,11 @@ export interface ProcessOptions {
    * bytes each instead of, for article creates, the whole article again.
    */
   keepAppliedPayload?: boolean;
+  /**
+   * Whether a job of this queue that was pruned (applied jobs are kept a day) had been applied,
+   * so `GET /api/v1/jobs/:id` still answers `applied` (articles: the article with that id exists).
+   */
+  appliedAfterPrune?: (id: string) => Promise<boolean>;
 }
 
 export interface QueueStats {

@@ -1,16 +1,10 @@
 import type { ConsolaInstance } from "consola";
-import { type CompiledQuery, type Kysely, sql } from "kysely";
-import { openCommitScope } from "../db/commit-scope.js";
+import { type Kysely, sql } from "kysely";
 import { PreparedQuery } from "../db/prepared.js";
+import { inSavepoint, type Writes } from "../db/write.js";
+import { publicJobErrorCode } from "./job-error.js";
 import { JOBS_TABLE } from "./migrations.js";
-import type {
-  AfterCommit,
-  DeliveryHandler,
-  JobRecord,
-  JobStatus,
-  ProcessOptions,
-  TransactionalHandler,
-} from "./types.js";
+import type { DeliveryHandler, JobRecord, JobStatus, ProcessOptions, TransactionalHandler } from "./types.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the jobs table is reached through whatever schema the kernel uses
 type AnyDb = Kysely<any>;
@@ -20,12 +14,14 @@ export type QueueErrorHandler = (error: unknown, info: { queue: string; jobId?: 
 export interface JobRow {
   id: string;
   queue: string;
+  key: string | null;
   type: string;
   payload: string;
   status: string;
   attempts: number | string;
   run_at: number | string | bigint;
   last_error: string | null;
+  error_code: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -34,12 +30,14 @@ export function toJobRecord(row: JobRow): JobRecord {
   return {
     id: row.id,
     queue: row.queue,
+    key: row.key,
     type: row.type,
     payload: JSON.parse(row.payload),
     status: row.status as JobStatus,
     attempts: Number(row.attempts),
     run_at: Number(row.run_at),
     last_error: row.last_error,
+    error_code: row.error_code,
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
@@ -60,7 +58,10 @@ function errorMessage(error: unknown): string {
 
 export interface WorkerOptions {
   queue: string;
-  handler: TransactionalHandler | DeliveryHandler;
+  /** The plugin that owns the queue: the owner of the writes its jobs make. */
+  owner: string;
+  writes: Writes;
+  handler: TransactionalHandler<unknown> | DeliveryHandler;
   options: ProcessOptions;
   db: AnyDb;
   deferSync?: <T>(work: (connection: AnyDb) => Promise<T>) => Promise<T>;
@@ -76,12 +77,14 @@ interface Failure {
 }
 
 /**
- * Works one queue: a loop that applies the queue's due jobs strictly in id order. A job waiting
- * for its retry blocks the jobs behind it (head of line); other queues have their own worker.
+ * Works one queue: a loop that applies the queue's due jobs in id order, in order per key. A job
+ * waiting for its retry holds back only the later jobs of its own key; every other job goes on.
  */
 export class QueueWorker {
   readonly #queue: string;
-  readonly #handler: TransactionalHandler | DeliveryHandler;
+  readonly #owner: string;
+  readonly #writes: Writes;
+  readonly #handler: TransactionalHandler<unknown> | DeliveryHandler;
   readonly #transactional: boolean;
   readonly #batchSize: number;
   readonly #maxAttempts: number;
@@ -92,9 +95,10 @@ export class QueueWorker {
   readonly #deferSync: <T>(work: (connection: AnyDb) => Promise<T>) => Promise<T>;
   readonly #logger: ConsolaInstance;
   readonly #onError: QueueErrorHandler;
-  /** The head of this queue (its next jobs in id order), compiled once. */
-  readonly #head: PreparedQuery<JobRow>;
-  readonly #savepoint: Record<"begin" | "release" | "rollback", CompiledQuery>;
+  /** The queue's due jobs in id order, compiled once. */
+  readonly #due: PreparedQuery<JobRow>;
+  /** When the queue's next retry is due (a partial index holds the retrying jobs). */
+  readonly #nextRetry: PreparedQuery<{ next: number | null }>;
   #loop: Promise<void> | undefined;
   #stopped = true;
   #notified = false;
@@ -102,6 +106,8 @@ export class QueueWorker {
 
   constructor(options: WorkerOptions) {
     this.#queue = options.queue;
+    this.#owner = options.owner;
+    this.#writes = options.writes;
     this.#handler = options.handler;
     this.#transactional = (options.options.mode ?? "transactional") === "transactional";
     this.#batchSize = this.#transactional ? Math.max(1, options.options.batchSize ?? 64) : 1;
@@ -113,22 +119,22 @@ export class QueueWorker {
     this.#deferSync = options.deferSync ?? ((work) => work(options.db));
     this.#logger = options.logger;
     this.#onError = options.onError;
-    this.#head = new PreparedQuery(
-      options.db
-        .selectFrom(JOBS_TABLE)
-        .selectAll()
-        .where("queue", "=", options.queue)
-        .where("status", "=", "queued")
-        .orderBy("id")
-        .limit(this.#batchSize)
-        .compile(),
-      3,
+    // Due jobs in id order, less those an earlier job of their key holds back while it waits for
+    // its retry; the retrying ones sit in a small partial index (0002_job_keys).
+    this.#due = new PreparedQuery(
+      sql<JobRow>`SELECT * FROM _vellum_jobs AS j
+        WHERE j.queue = ${options.queue} AND j.status = 'queued' AND j.run_at <= ${0}
+          AND NOT EXISTS (SELECT 1 FROM _vellum_jobs AS r
+            WHERE r.queue = j.queue AND r.key = j.key AND r.status = 'queued' AND r.attempts > 0
+              AND r.id < j.id AND r.run_at > ${0})
+        ORDER BY j.id LIMIT ${this.#batchSize}`.compile(options.db),
+      4,
     );
-    this.#savepoint = {
-      begin: sql`SAVEPOINT vellum_job`.compile(options.db),
-      release: sql`RELEASE SAVEPOINT vellum_job`.compile(options.db),
-      rollback: sql`ROLLBACK TO SAVEPOINT vellum_job`.compile(options.db),
-    };
+    this.#nextRetry = new PreparedQuery(
+      sql<{ next: number | null }>`SELECT MIN(run_at) AS next FROM _vellum_jobs
+        WHERE queue = ${options.queue} AND status = 'queued' AND attempts > 0`.compile(options.db),
+      1,
+    );
   }
 
   start(): void {
@@ -181,69 +187,68 @@ export class QueueWorker {
     });
   }
 
-  /** Applies what is due at the head of the queue; returns how long to wait before looking again. */
+  /**
+   * Applies the due jobs that no earlier job of their key holds back; returns how long to wait
+   * before looking again. A job that waits for its retry holds back the later jobs of its key.
+   */
   async #tick(): Promise<number> {
-    const rows = await this.#head.rows(this.#db, [this.#queue, "queued", this.#batchSize]);
     const now = Date.now();
-    const due: JobRecord[] = [];
-    for (const row of rows) {
-      if (Number(row.run_at) > now) break;
-      due.push(toJobRecord(row));
+    const rows = await this.#due.rows(this.#db, [this.#queue, now, now, this.#batchSize]);
+    if (rows.length === 0) {
+      const next = Number((await this.#nextRetry.rows(this.#db, [this.#queue]))[0]?.next ?? Number.NaN);
+      return Number.isFinite(next) && next > now ? Math.min(next - now, this.#pollMs) : this.#pollMs;
     }
-    const head = rows[0];
-    if (!head) return this.#pollMs;
-    if (due.length === 0) return Math.min(Number(head.run_at) - now, this.#pollMs);
+    const due = rows.map(toJobRecord);
     if (this.#transactional) await this.#applyBatch(due);
     else await this.#deliver(due[0] as JobRecord);
     return 0;
   }
 
   /**
-   * Group commit: every job of the batch runs in one transaction, each inside a savepoint. A job
-   * that throws is rolled back to its savepoint and noted as failed; the jobs before it commit and
-   * the batch ends there so the queue's order holds. The applied jobs are marked with one UPDATE
-   * in the same transaction as their effects, after what the jobs collected for the commit
-   * (`collectForCommit`) is written. The commit need not wait for the disk: if a power
-   * loss takes it, the jobs are still queued and run again, and the next synchronous commit (an
-   * enqueue, which must be durable before its 202) makes it durable.
+   * Group commit: the batch runs as one write of the queue's owner, each job inside a savepoint.
+   * A job that throws is rolled back to its savepoint (with what it collected and deferred) and
+   * noted as failed; the later jobs of its key wait, every other job of the batch goes on. The
+   * applied jobs are marked with one UPDATE in the same transaction as their effects, after what
+   * the jobs collected for the commit is flushed. The commit need not wait for the disk: if a
+   * power loss takes it, the jobs are still queued and run again, and the next synchronous commit
+   * (an enqueue, which must be durable before its 202) makes it durable.
    */
   async #applyBatch(jobs: JobRecord[]): Promise<void> {
-    const handler = this.#handler as TransactionalHandler;
-    const afterCommit: Array<{ job: JobRecord; run: AfterCommit }> = [];
-    let failure: Failure | undefined;
+    const handler = this.#handler as TransactionalHandler<unknown>;
+    const failures: Failure[] = [];
     await this.#deferSync((connection) =>
-      connection.transaction().execute(async (trx) => {
+      this.#writes.transaction(connection, this.#owner, async (trx, scope) => {
         const applied: JobRecord[] = [];
-        const { begin, release, rollback } = this.#savepoint;
-        const scope = openCommitScope(trx);
+        const failedKeys = new Set<string>();
+        const w = this.#writes.bind(this.#owner, trx, scope);
         for (const job of jobs) {
-          await trx.executeQuery(begin);
-          const mark = scope.mark();
+          const key = job.key ?? job.id;
+          if (failedKeys.has(key)) continue;
           try {
-            const after = await handler(job, trx);
-            await trx.executeQuery(release);
+            await inSavepoint(trx, () => handler(job, w), scope);
             applied.push(job);
-            if (typeof after === "function") afterCommit.push({ job, run: after });
           } catch (error) {
-            await trx.executeQuery(rollback);
-            await trx.executeQuery(release);
-            scope.rollbackTo(mark);
-            failure = await this.#recordFailure(trx, job, error);
-            break;
+            failedKeys.add(key);
+            failures.push(await this.#recordFailure(trx, job, error));
           }
         }
-        await scope.flush(trx);
         await this.#markApplied(trx, applied);
       }),
     );
-    for (const { job, run } of afterCommit) {
-      try {
-        await run();
-      } catch (error) {
-        this.#onError(error, { queue: this.#queue, jobId: job.id });
-      }
-    }
-    if (failure) this.#reportFailure(failure);
+    for (const failure of failures) this.#reportFailure(failure);
+  }
+
+  /** Applies queued job `job` now, ahead of the worker, as one write; false when it is no longer queued. */
+  async applyNow(id: string): Promise<boolean> {
+    const handler = this.#handler as TransactionalHandler<unknown>;
+    return this.#writes.transaction(this.#db, this.#owner, async (trx, scope) => {
+      const row = await trx.selectFrom(JOBS_TABLE).selectAll().where("id", "=", id).executeTakeFirst();
+      if (row?.status !== "queued") return false;
+      const job = toJobRecord(row as JobRow);
+      await handler(job, this.#writes.bind(this.#owner, trx, scope));
+      await this.#markApplied(trx, [job]);
+      return true;
+    });
   }
 
   /** At least once: the handler runs outside any transaction and the job is marked applied afterwards. */
@@ -286,6 +291,7 @@ export class QueueWorker {
         attempts,
         run_at: Date.now() + retryInMs,
         last_error: errorMessage(error),
+        error_code: publicJobErrorCode(error),
         updated_at: new Date().toISOString(),
       })
       .where("id", "=", job.id)

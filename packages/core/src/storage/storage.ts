@@ -1,19 +1,34 @@
 import { join } from "node:path";
-import { createStorage, type Driver, type Storage } from "unstorage";
+import { createStorage, type Driver, prefixStorage, type Storage } from "unstorage";
 import fsDriver from "unstorage/drivers/fs";
 import memoryDriver from "unstorage/drivers/memory";
 
-/** Folders of the data directory that are file-backed mounts (contract §2 layout). */
-export const DATA_DIR_MOUNTS = ["media", "mailboxes", "settings", "pgp"] as const;
-
 /**
- * The instance's storage: fs mounts under the data dir for durable namespaces, memory for
- * `cache`; any mount can be replaced by config (`storage: { media: s3Driver(...) }`).
+ * The instance's storage: a memory root, and one mount per plugin namespace, made on the
+ * plugin's first use. A namespace is durable by default (`<dataDir>/storage/<plugin>/`), and the
+ * host may replace any by config (`storage: { media: s3Driver(...) }`).
  */
-export function createVellumStorage(dataDir: string, overrides: Record<string, Driver> = {}): Storage {
-  const storage = createStorage({ driver: memoryDriver() });
-  const mounts: Record<string, Driver> = { cache: memoryDriver() };
-  for (const name of DATA_DIR_MOUNTS) mounts[name] = fsDriver({ base: join(dataDir, name) });
-  for (const [base, driver] of Object.entries({ ...mounts, ...overrides })) storage.mount(base, driver);
-  return storage;
+export class VellumStorage {
+  readonly root: Storage = createStorage({ driver: memoryDriver() });
+  readonly #dataDir: string;
+  readonly #overrides: Record<string, Driver>;
+  readonly #mounted = new Set<string>();
+
+  constructor(dataDir: string, overrides: Record<string, Driver> = {}) {
+    this.#dataDir = dataDir;
+    this.#overrides = overrides;
+  }
+
+  /** The namespace of `plugin` (`prefixStorage`), mounted now if it is not yet. */
+  namespace(plugin: string): Storage {
+    if (!this.#mounted.has(plugin)) {
+      this.#mounted.add(plugin);
+      this.root.mount(plugin, this.#overrides[plugin] ?? fsDriver({ base: join(this.#dataDir, "storage", plugin) }));
+    }
+    return prefixStorage(this.root, plugin);
+  }
+
+  dispose(): Promise<void> {
+    return this.root.dispose();
+  }
 }

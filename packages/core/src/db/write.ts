@@ -1,0 +1,198 @@
+import { CompiledQuery, type Transaction } from "kysely";
+import type { VellumHookBus } from "../hooks/hooks.js";
+import type { HookName, HookPayload } from "../hooks/types.js";
+
+import type { AnyDb as Executor, AnyTransaction } from "./types.js";
+
+/** Writes the items collected under one key, once, just before the transaction commits. */
+export type CommitFlush<T> = (trx: Executor, items: T[]) => Promise<void>;
+
+/** Hooks whose payload carries the write's transaction: they run through `Write.commit`. */
+export type CommitHookName = { [N in HookName]: HookPayload<N> extends { trx: unknown } ? N : never }[HookName];
+
+/** What the owner of a write (`ctx.write`, a queue job) works with. */
+export interface Write<DB> {
+  /** The transaction, typed with the writing plugin's tables. */
+  readonly trx: Transaction<DB>;
+  /**
+   * Runs the subscribers of commit hook `name` in this transaction. The writing plugin's own
+   * subscribers fail the write; any other runs in a savepoint, and its failure is rolled back and
+   * reported (the subscriber degrades itself), never failing the write.
+   */
+  commit<N extends CommitHookName>(name: N, payload: Omit<HookPayload<N>, "trx">): Promise<void>;
+  /** Calls hook `name` once the transaction has committed (never if it rolls back). */
+  after<N extends HookName>(name: N, payload: HookPayload<N>): void;
+  /** Runs `fn` once the transaction has committed (never if it rolls back). */
+  afterCommit(fn: () => void | Promise<void>): void;
+}
+
+export type WriteErrorReporter = (error: unknown, info: { plugin: string; hook?: string; tags?: Record<string, string> }) => void;
+
+interface Collected {
+  flush: CommitFlush<unknown>;
+  items: unknown[];
+}
+
+const SAVEPOINT = {
+  begin: CompiledQuery.raw("SAVEPOINT vellum_step"),
+  release: CompiledQuery.raw("RELEASE SAVEPOINT vellum_step"),
+  rollback: CompiledQuery.raw("ROLLBACK TO SAVEPOINT vellum_step"),
+};
+
+/**
+ * What the steps of one kernel-managed transaction left for its commit: items collected for a
+ * flush before it, work for after it. Every addition is logged, so rolling a savepoint back also
+ * drops what was added after it.
+ */
+export class WriteScope {
+  readonly #collected = new Map<string, Collected>();
+  readonly #after: Array<() => void | Promise<void>> = [];
+  readonly #log: Array<string | null> = [];
+
+  collect<T>(key: string, item: T, flush: CommitFlush<T>): void {
+    let collected = this.#collected.get(key);
+    if (!collected) {
+      collected = { flush: flush as CommitFlush<unknown>, items: [] };
+      this.#collected.set(key, collected);
+    }
+    collected.items.push(item);
+    this.#log.push(key);
+  }
+
+  defer(fn: () => void | Promise<void>): void {
+    this.#after.push(fn);
+    this.#log.push(null);
+  }
+
+  /** A position to roll back to, taken with a savepoint. */
+  mark(): number {
+    return this.#log.length;
+  }
+
+  /** Drops what was added since `mark` (its savepoint was rolled back). */
+  rollbackTo(mark: number): void {
+    while (this.#log.length > mark) {
+      const key = this.#log.pop();
+      if (key === null) this.#after.pop();
+      else if (key !== undefined) this.#collected.get(key)?.items.pop();
+    }
+  }
+
+  /** Runs every key's flush with its items (in the order keys were first used), each in a savepoint. */
+  async flush(trx: Executor, report: (error: unknown, key: string) => void): Promise<void> {
+    for (const [key, collected] of this.#collected) {
+      const items = collected.items.splice(0);
+      if (items.length === 0) continue;
+      await inSavepoint(trx, () => collected.flush(trx, items)).catch((error: unknown) => report(error, key));
+    }
+  }
+
+  /** After the commit: runs the deferred work in order; a failure is reported and the rest still run. */
+  async afterCommit(report: (error: unknown) => void): Promise<void> {
+    for (const fn of this.#after.splice(0)) {
+      try {
+        await fn();
+      } catch (error) {
+        report(error);
+      }
+    }
+  }
+}
+
+/** Runs `step` in a savepoint: released when it resolves, rolled back (and rethrown) when it throws. */
+export async function inSavepoint<T>(trx: Executor, step: () => Promise<T>, scope?: WriteScope): Promise<T> {
+  await trx.executeQuery(SAVEPOINT.begin);
+  const mark = scope?.mark() ?? 0;
+  try {
+    const result = await step();
+    await trx.executeQuery(SAVEPOINT.release);
+    return result;
+  } catch (error) {
+    await trx.executeQuery(SAVEPOINT.rollback);
+    await trx.executeQuery(SAVEPOINT.release);
+    scope?.rollbackTo(mark);
+    throw error;
+  }
+}
+
+const scopes = new WeakMap<Executor, WriteScope>();
+
+/**
+ * Defers part of a write to the end of its transaction, where it is done once for every write
+ * of the transaction that collected an item under the same `key`: `flush(trx, items)` runs just
+ * before the commit, inside the transaction (in a savepoint: a failing flush is rolled back and
+ * reported, the write still commits). A step that is rolled back takes its items with it. This is
+ * how a search index adds the word counts of a batch of 100 articles in one statement instead of
+ * 100. In a transaction the kernel does not run, `flush` runs at once with this item alone.
+ */
+export async function collectForCommit<T>(trx: Executor, key: string, item: T, flush: CommitFlush<T>): Promise<void> {
+  const scope = scopes.get(trx);
+  if (scope) scope.collect(key, item, flush);
+  else await flush(trx, [item]);
+}
+
+/**
+ * The kernel's transactional write primitive, used by `ctx.write`, by every queue worker's batch
+ * and so by every plugin that writes: one path from the owner's work through the commit hooks,
+ * the collected flushes and the commit to the after-commit hooks.
+ */
+export class Writes {
+  readonly #db: Executor;
+  readonly #bus: VellumHookBus;
+  readonly #report: WriteErrorReporter;
+
+  constructor(db: Executor, bus: VellumHookBus, report: WriteErrorReporter) {
+    this.#db = db;
+    this.#bus = bus;
+    this.#report = report;
+  }
+
+  /** One write of `owner`: its own transaction, committed, then its after-commit work. */
+  async run<R>(owner: string, work: (w: Write<never>) => Promise<R>): Promise<R> {
+    return this.transaction(this.#db, owner, (trx, scope) => work(this.bind(owner, trx, scope)));
+  }
+
+  /**
+   * Runs `steps` in one transaction on `connection` with a scope: flushes what was collected
+   * before the commit, and runs what was deferred after it.
+   */
+  async transaction<R>(
+    connection: Executor,
+    owner: string,
+    steps: (trx: AnyTransaction, scope: WriteScope) => Promise<R>,
+  ): Promise<R> {
+    const scope = new WriteScope();
+    const result = await connection.transaction().execute(async (trx) => {
+      scopes.set(trx, scope);
+      const value = await steps(trx, scope);
+      await scope.flush(trx, (error, key) => this.#report(error, { plugin: owner, tags: { flush: key } }));
+      return value;
+    });
+    await scope.afterCommit((error) => this.#report(error, { plugin: owner, tags: { step: "after-commit" } }));
+    return result;
+  }
+
+  /** The `Write` of `owner` in a transaction the kernel runs. */
+  bind<DB>(owner: string, trx: AnyTransaction, scope: WriteScope): Write<DB> {
+    const bus = this.#bus;
+    const report = this.#report;
+    return {
+      trx: trx as Transaction<DB>,
+      async commit(name, payload) {
+        const subscribers = bus.commitSubscribers(name);
+        if (subscribers.length === 0) return;
+        const full = { ...payload, trx } as never;
+        for (const { plugin, fn } of subscribers) {
+          if (plugin === owner) await fn(full);
+          else await inSavepoint(trx, async () => fn(full), scope).catch((error: unknown) => report(error, { plugin, hook: name }));
+        }
+      },
+      after(name, payload) {
+        scope.defer(() => bus.call(name, payload));
+      },
+      afterCommit(fn) {
+        scope.defer(fn);
+      },
+    };
+  }
+}

@@ -1,0 +1,21 @@
+import { API_ERROR_DESCRIPTIONS, ApiError, type ApiErrorCode } from "../errors/api-error.js";
+
+/**
+ * The code a client may learn of a job's failure: that of an `ApiError` the handler threw on
+ * purpose (a conflict, a validation), else `internal_error`. The raw error stays in the log and
+ * in the job row for operators.
+ */
+export function publicJobErrorCode(error: unknown): ApiErrorCode {
+  return error instanceof ApiError ? error.code : "internal_error";
+}
+
+/** The `error` of `GET /api/v1/jobs/:id`: the stored code and a generic message for it. */
+export function jobErrorBody(code: string | null, status: "queued" | "failed"): { code: string; message: string } {
+  const known = code !== null && Object.hasOwn(API_ERROR_DESCRIPTIONS, code) ? (code as ApiErrorCode) : "internal_error";
+  if (known !== "internal_error") return { code: known, message: API_ERROR_DESCRIPTIONS[known] };
+  const message =
+    status === "failed"
+      ? "The write failed after its retries and is in the dead-letter queue; the error was logged."
+      : "The last attempt failed and the write will be retried; the error was logged.";
+  return { code: known, message };
+}

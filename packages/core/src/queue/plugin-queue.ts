@@ -1,0 +1,41 @@
+import type { Kysely, Transaction } from "kysely";
+import type { AnyDb } from "../db/types.js";
+import type { JobQueue } from "./job-queue.js";
+import type { DeliveryHandler, JobRecord, ProcessOptions, TransactionalHandler } from "./types.js";
+
+/** One durable job queue of a plugin (`ctx.queue()`, `ctx.queue("mail")`). */
+export interface PluginQueue<DB> {
+  /** The queue's name in the job table: the plugin's name, or `<plugin>:<name>`. */
+  readonly name: string;
+  /**
+   * Inserts a job through `executor`; inside the caller's transaction it exists only if that
+   * commits. Jobs with the same `key` are applied in id order, and a failing one delays only them.
+   */
+  enqueue(executor: Kysely<DB> | Transaction<DB>, type: string, payload: unknown, options?: { key?: string }): Promise<JobRecord>;
+  /** Registers the queue's one handler: transactional (a write of this plugin) by default. */
+  process(handler: TransactionalHandler<DB>, options?: ProcessOptions & { mode?: "transactional" }): void;
+  process(handler: DeliveryHandler, options: ProcessOptions & { mode: "at-least-once" }): void;
+  /** A job of this queue, or undefined. */
+  get(id: string): Promise<JobRecord | undefined>;
+  /** Applies queued job `id` now, as one write, ahead of the worker; false when it is not queued. */
+  applyNow(id: string): Promise<boolean>;
+  /** Moves this queue's dead-letter jobs (or only `ids`) back to queued; returns how many. */
+  replay(ids?: string[]): Promise<number>;
+}
+
+export function createPluginQueue<DB>(queue: JobQueue, plugin: string, name?: string): PluginQueue<DB> {
+  const queueName = name === undefined || name === plugin ? plugin : `${plugin}:${name}`;
+  return {
+    name: queueName,
+    enqueue: (executor, type, payload, options) =>
+      queue.enqueue(executor as unknown as AnyDb, queueName, type, payload, options?.key ?? null),
+    process: (handler: TransactionalHandler<DB> | DeliveryHandler, options?: ProcessOptions) =>
+      queue.process(plugin, queueName, handler as TransactionalHandler<never>, options),
+    async get(id) {
+      const job = await queue.get(id);
+      return job?.queue === queueName ? job : undefined;
+    },
+    applyNow: (id) => queue.applyNow(queueName, id),
+    replay: (ids) => queue.replay(queueName, ids),
+  };
+}
