@@ -1,17 +1,17 @@
-import type { AfterCommit, ArticleRecord, JobRecord, OperationContext, VellumPluginContext } from "@vellum/core";
+import type { ArticleRecord, JobRecord, OperationContext, VellumPluginContext, Write } from "@vellum/core";
 import { type ClaimDeps, releaseDeadClaim } from "./claims.js";
 import { ArticleErrors } from "./errors.js";
-import type { Db, Trx } from "./store.js";
+import { CREATE_JOB } from "./intake.js";
+import type { ArticlesDb, ArticlesTables } from "./tables.js";
 import type { ArticleInput, ArticlePatch } from "./validation.js";
-import { CREATE_JOB } from "./writer.js";
+
+type ArticleWrite = Write<ArticlesDb>;
 
 export interface ApplierOptions extends ClaimDeps {
-  hooks: VellumPluginContext["hooks"];
+  write: VellumPluginContext<object, ArticlesTables>["write"];
   /** Called after commit with the seconds between a create's 202 and its being applied. */
   onApplied(lagSeconds: number): void;
 }
-
-const noop: AfterCommit = () => undefined;
 
 /** An ISO timestamp after `previous`, so an update always moves `updated_at` forward. */
 function nextTimestamp(previous: string): string {
@@ -23,30 +23,28 @@ function sameTags(a: readonly string[], b: readonly string[]): boolean {
 }
 
 /**
- * Applies changes to articles: each runs in one transaction that also fires `article:commit`
- * (a throwing subscriber rolls the change back), and `article:after*` fires after the commit.
- * Queued creates arrive from the queue worker; updates and deletes are applied at once, after
- * the still-queued create of their slug, if any, so an acknowledged slug never answers 404.
+ * Applies changes to articles, each as one write of the kernel's write primitive: the change and
+ * `article:commit` in one transaction (search and other subscribers run in savepoints and degrade
+ * themselves if they fail), `article:after*` once it committed. Queued creates arrive from the
+ * queue worker; updates and deletes are applied at once, after the still-queued create of their
+ * slug, if any, so an acknowledged slug never answers 404.
  */
 export class ArticleApplier {
   readonly #deps: ClaimDeps;
-  readonly #db: Db;
-  readonly #hooks: ApplierOptions["hooks"];
+  readonly #write: ApplierOptions["write"];
   readonly #onApplied: ApplierOptions["onApplied"];
 
   constructor(options: ApplierOptions) {
     this.#deps = options;
-    this.#db = options.db;
-    this.#hooks = options.hooks;
+    this.#write = options.write;
     this.#onApplied = options.onApplied;
   }
 
   /**
-   * The queue handler: creates the article of a queued create inside the worker's transaction.
-   * The slug claim is the create's token: if it is gone, the create was already applied (ahead
-   * of the queue, by an update or delete of its slug) and this does nothing.
+   * The queue handler: creates the article of a queued create inside the worker's write. The slug
+   * claim is the create's token: if it is gone, the create was already applied and this does nothing.
    */
-  async applyQueued(job: JobRecord, trx: Trx): Promise<AfterCommit> {
+  async applyQueued(job: JobRecord, w: ArticleWrite): Promise<void> {
     if (job.type !== CREATE_JOB) throw new Error(`unknown job type '${job.type}' on the articles queue`);
     const input = job.payload as ArticleInput;
     const article: ArticleRecord = {
@@ -58,34 +56,29 @@ export class ArticleApplier {
       created_at: job.created_at,
       updated_at: job.created_at,
     };
-    if (!(await this.#deps.store.insertClaimed(trx, article))) return noop;
+    if (!(await this.#deps.store.insertClaimed(w.trx, article))) return;
     const context: OperationContext = { jobId: job.id };
-    await this.#hooks.callHook("article:commit", { op: "create", article, trx, context });
-    return async () => {
-      this.#onApplied((Date.now() - Date.parse(job.created_at)) / 1000);
-      await this.#hooks.callHook("article:afterCreate", { article, context });
-    };
+    await w.commit("article:commit", { op: "create", article, context });
+    w.afterCommit(() => this.#onApplied((Date.now() - Date.parse(job.created_at)) / 1000));
+    w.after("article:afterCreate", { article, context });
   }
 
   /** Applies the still-queued create of `slug` now, if there is one that has not failed. */
   async ensureApplied(slug: string): Promise<void> {
-    const claim = await this.#deps.store.claimBySlug(this.#db, slug);
-    if (!claim) return;
-    const job = await this.#deps.queue.get(claim.id);
-    if (job?.status !== "queued") return;
-    const after = await this.#db.transaction().execute((trx) => this.applyQueued(job, trx));
-    await after();
+    const claim = await this.#deps.store.claimBySlug(this.#deps.db, slug);
+    if (claim) await this.#deps.queue.applyNow(claim.id);
   }
 
   /** Partial update with optional rename; returns the article as it is after the update. */
   async update(slug: string, patch: ArticlePatch, context: OperationContext): Promise<ArticleRecord> {
     await this.ensureApplied(slug);
     if (patch.slug !== undefined && patch.slug !== slug) {
-      const claim = await this.#deps.store.claimBySlug(this.#db, patch.slug);
+      const claim = await this.#deps.store.claimBySlug(this.#deps.db, patch.slug);
       if (claim) await releaseDeadClaim(this.#deps, claim.id);
     }
-    const change = await this.#db.transaction().execute(async (trx) => {
-      const previous = await this.#deps.store.bySlug(trx, slug);
+    return this.#write(async (w) => {
+      const { store } = this.#deps;
+      const previous = await store.bySlug(w.trx, slug);
       if (!previous) throw ArticleErrors.notFound();
       const next: ArticleRecord = { ...previous, ...patch };
       if (
@@ -94,31 +87,27 @@ export class ArticleApplier {
         next.content === previous.content &&
         sameTags(next.tags, previous.tags)
       ) {
-        return { previous, next: previous, changed: false };
+        return previous;
       }
-      if (next.slug !== previous.slug && (await this.#deps.store.slugHolder(trx, next.slug))) {
+      if (next.slug !== previous.slug && (await store.slugHolder(w.trx, next.slug))) {
         throw ArticleErrors.slugConflict(next.slug);
       }
       next.updated_at = nextTimestamp(previous.updated_at);
-      await this.#deps.store.update(trx, next);
-      await this.#hooks.callHook("article:commit", { op: "update", article: next, previous, trx, context });
-      return { previous, next, changed: true };
+      await store.update(w.trx, next);
+      await w.commit("article:commit", { op: "update", article: next, previous, context });
+      w.after("article:afterUpdate", { article: next, previous, context });
+      return next;
     });
-    if (change.changed) {
-      await this.#hooks.callHook("article:afterUpdate", { article: change.next, previous: change.previous, context });
-    }
-    return change.next;
   }
 
   async remove(slug: string, context: OperationContext): Promise<void> {
     await this.ensureApplied(slug);
-    const article = await this.#db.transaction().execute(async (trx) => {
-      const previous = await this.#deps.store.bySlug(trx, slug);
+    await this.#write(async (w) => {
+      const previous = await this.#deps.store.bySlug(w.trx, slug);
       if (!previous) throw ArticleErrors.notFound();
-      await this.#deps.store.delete(trx, previous.id);
-      await this.#hooks.callHook("article:commit", { op: "delete", article: previous, trx, context });
-      return previous;
+      await this.#deps.store.delete(w.trx, previous.id);
+      await w.commit("article:commit", { op: "delete", article: previous, context });
+      w.after("article:afterDelete", { article: previous, context });
     });
-    await this.#hooks.callHook("article:afterDelete", { article, context });
   }
 }

@@ -1,10 +1,11 @@
-import type { JobQueue } from "@vellum/core";
-import type { ArticleStore, Db } from "./store.js";
+import type { PluginQueue } from "@vellum/core";
+import type { ArticleStore } from "./store.js";
+import type { ArticlesDb, Db } from "./tables.js";
 
 export interface ClaimDeps {
   db: Db;
   store: ArticleStore;
-  queue: JobQueue;
+  queue: PluginQueue<ArticlesDb>;
 }
 
 /**

@@ -1,11 +1,9 @@
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import type { VellumPluginContext } from "@vellum/core";
+import { createHmac, timingSafeEqual } from "node:crypto";
 import { ArticleErrors } from "./errors.js";
 import { ULID_PATTERN } from "./validation.js";
 
 const MAC_BYTES = 16;
 const MAC = /^[A-Za-z0-9_-]{22}$/;
-const SECRET_KEY = "settings:articles-cursor-secret";
 
 /**
  * Keyset cursors for list pages: `<last id>.<mac>`, the mac being the first 16 bytes of
@@ -35,17 +33,4 @@ export function createCursorCodec(secret: string): CursorCodec {
       return id;
     },
   };
-}
-
-/** The configured secret, else the one kept in storage (`settings/`), made on first start. */
-export async function loadCursorSecret(
-  storage: VellumPluginContext["storage"],
-  configured: string | undefined,
-): Promise<string> {
-  if (configured) return configured;
-  const stored = await storage.getItem<string>(SECRET_KEY);
-  if (typeof stored === "string" && stored.length >= 32) return stored;
-  const secret = randomBytes(32).toString("base64url");
-  await storage.setItem(SECRET_KEY, secret);
-  return secret;
 }

@@ -1,4 +1,4 @@
-import { ApiError, createErrorType } from "@vellum/core";
+import { ApiError } from "@vellum/core";
 
 /** Client errors of the articles routes, each mapped to its contract §3 code. */
 export const ArticleErrors = {
@@ -8,15 +8,8 @@ export const ArticleErrors = {
       "The slug must be lowercase alphanumeric with hyphens or underscores, 1 to 200 characters.",
     ),
   notFound: () => new ApiError("not_found", "No such article."),
-  jobNotFound: () => new ApiError("not_found", "No such job."),
   slugConflict: (slug: string) =>
     new ApiError("slug_conflict", `The slug '${slug}' belongs to another article or to a queued write.`),
   invalidCursor: () => new ApiError("invalid_cursor", "The cursor was not issued by this service."),
   invalidTag: () => new ApiError("invalid_parameter", "tag must be 1 to 64 characters."),
 } as const;
-
-/** Boot-time error: a plugin option has an unusable value. */
-export const optionsInvalid = createErrorType(
-  "VELLUM_ARTICLES_OPTIONS_INVALID",
-  (key: string, reason: string) => `articles plugin option '${key}' ${reason}`,
-);

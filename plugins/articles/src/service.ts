@@ -1,5 +1,6 @@
 import type { ArticlesService } from "@vellum/core";
-import type { ArticleStore, Db } from "./store.js";
+import type { ArticleStore } from "./store.js";
+import type { Db } from "./tables.js";
 
 const DEFAULT_BATCH = 500;
 const MAX_BATCH = 10_000;

@@ -1,22 +1,8 @@
 import type { ArticleRecord } from "@vellum/core";
-import { type Kysely, PreparedColumn, PreparedQuery, sql, type Transaction } from "@vellum/core";
+import { PreparedColumn, PreparedQuery, sql } from "@vellum/core";
+import type { ArticleItemsTable, Db } from "./tables.js";
 
-/** The plugin's database handle or a transaction on it (a Kysely `Transaction` is a `Kysely`). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the plugin's tables are reached through the kernel's untyped handle
-export type Db = Kysely<any>;
-/** A transaction, as `article:commit` subscribers receive it. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
-export type Trx = Transaction<any>;
-
-interface ItemRow {
-  id: string;
-  slug: string;
-  title: string;
-  tags: string;
-  created_at: string;
-  updated_at: string;
-  content?: string;
-}
+type ItemRow = ArticleItemsTable;
 
 const FULL_COLUMNS = ["id", "slug", "title", "tags", "created_at", "updated_at", "content"] as const;
 
@@ -41,7 +27,7 @@ function toRecord(row: ItemRow): ArticleRecord {
     title: row.title,
     slug: row.slug,
     tags: JSON.parse(row.tags) as string[],
-    content: row.content ?? "",
+    content: row.content,
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
@@ -67,7 +53,6 @@ export class ArticleStore {
   readonly #insertClaimed: PreparedQuery<never>;
   readonly #update: PreparedQuery<never>;
   readonly #delete: PreparedQuery<never>;
-  readonly #claimById: PreparedQuery<{ id: string; slug: string }>;
   readonly #claimBySlug: PreparedQuery<{ id: string; slug: string }>;
   readonly #insertClaim: PreparedQuery<never>;
   readonly #deleteClaim: PreparedQuery<never>;
@@ -114,7 +99,6 @@ export class ArticleStore {
     this.#update = new PreparedQuery(db.updateTable("articles_items").set(changes).where("id", "=", P).compile(), 6);
     this.#delete = new PreparedQuery(db.deleteFrom("articles_items").where("id", "=", P).compile(), 1);
     const claims = () => db.selectFrom("articles_pending").select(["id", "slug"]);
-    this.#claimById = new PreparedQuery(claims().where("id", "=", P).compile(), 1);
     this.#claimBySlug = new PreparedQuery(claims().where("slug", "=", P).compile(), 1);
     this.#insertClaim = new PreparedQuery(db.insertInto("articles_pending").values({ id: P, slug: P }).compile(), 2);
     this.#deleteClaim = new PreparedQuery(db.deleteFrom("articles_pending").where("id", "=", P).compile(), 1);
@@ -195,10 +179,6 @@ export class ArticleStore {
   /** The queued create that claims `slug`, if any. */
   async claimBySlug(db: Db, slug: string): Promise<{ id: string; slug: string } | undefined> {
     return (await this.#claimBySlug.rows(db, [slug]))[0];
-  }
-
-  async hasClaim(db: Db, id: string): Promise<boolean> {
-    return (await this.#claimById.rows(db, [id])).length > 0;
   }
 
   async claim(db: Db, id: string, slug: string): Promise<void> {

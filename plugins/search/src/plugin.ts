@@ -3,7 +3,7 @@ import { toSearchDocument } from "./document.js";
 import { Fts5Engine } from "./engine/fts5/engine.js";
 import { removeLeftovers } from "./engine/fts5/generations.js";
 import { failureReason, SearchErrors } from "./errors.js";
-import { isStale, searchHealth } from "./health.js";
+import { indexStatus, isStale } from "./index-status.js";
 import { searchMigrations } from "./migrations/index.js";
 import { DEFAULT_OPTIONS, type SearchOptions, validateOptions } from "./options.js";
 import { ReindexController } from "./reindex.js";
@@ -45,6 +45,7 @@ export const search = definePlugin<SearchOptions>({
   name: "search",
   optionalDependsOn: ["articles"],
   defaults: DEFAULT_OPTIONS,
+  hooks: { "search:indexed": "isolated", "search:removed": "isolated" },
   commands: {
     reindex: { description: "Rebuild the search index beside the live one, then swap; search and writes keep working" },
   },
@@ -59,24 +60,30 @@ export const search = definePlugin<SearchOptions>({
     const articles = articlesOf(ctx);
     const controller = new ReindexController(engine, articles, options.reindexBatchSize);
 
-    ctx.hooks.hook("article:commit", async ({ op, article, trx, context }) => {
-      const started = performance.now();
-      if (op === "delete") await engine.remove(trx, article.id);
-      else await engine.index(trx, toSearchDocument(article));
-      context.searchIndexMs = performance.now() - started;
-    });
+    // Optional: search runs without the articles plugin (unfilled). A failure here is rolled back
+    // to the kernel's savepoint and reported; the article still commits and the index reads as
+    // stale until the repair job rebuilds it.
+    const onArticles = { optional: true } as const;
+    ctx.hooks.hook(
+      "article:commit",
+      async ({ op, article, trx, context }) => {
+        const started = performance.now();
+        if (op === "delete") await engine.remove(trx, article.id);
+        else await engine.index(trx, toSearchDocument(article));
+        context.searchIndexMs = performance.now() - started;
+      },
+      onArticles,
+    );
     const announce =
       (name: "search:indexed" | "search:removed") =>
       async ({ article, context }: { article: { id: string }; context: Record<string, unknown> }) => {
         const durationMs = typeof context.searchIndexMs === "number" ? context.searchIndexMs : 0;
         await ctx.hooks.callHook(name, { kind: "article", id: article.id, durationMs });
       };
-    ctx.hooks.hook("article:afterCreate", announce("search:indexed"));
-    ctx.hooks.hook("article:afterUpdate", announce("search:indexed"));
-    ctx.hooks.hook("article:afterDelete", announce("search:removed"));
-    ctx.hooks.hook("health:check", async ({ checks }) => {
-      checks.push(await searchHealth(engine, articles()));
-    });
+    ctx.hooks.hook("article:afterCreate", announce("search:indexed"), onArticles);
+    ctx.hooks.hook("article:afterUpdate", announce("search:indexed"), onArticles);
+    ctx.hooks.hook("article:afterDelete", announce("search:removed"), onArticles);
+    ctx.health({ name: "search", readiness: true, check: () => indexStatus(engine, articles()) });
 
     const limited = (name: string): RouteMeta =>
       options.rateLimit

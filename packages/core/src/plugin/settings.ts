@@ -166,7 +166,7 @@ export function settingDefaults<O extends object>(declarations: SettingDeclarati
 }
 
 /**
- * Reads the declared variables of one plugin from `env` (the CLI passes `process.env`; the
+ * Reads the declared variables of one plugin from `env` (the CLI passes the process environment; the
  * kernel itself reads no environment). Returns the options they set and their problems.
  */
 export function readSettingsFromEnv<O extends object>(

@@ -2,7 +2,8 @@ import { intQuery, type PluginRouter, pathParam, rawJson } from "@vellum/core";
 import type { ArticleApplier } from "../apply.js";
 import type { CursorCodec } from "../cursor.js";
 import { ArticleErrors } from "../errors.js";
-import type { ArticleStore, Db } from "../store.js";
+import type { ArticleStore } from "../store.js";
+import type { Db } from "../tables.js";
 import { checkSlug, parseTagQuery } from "../validation.js";
 
 export interface ReadRouteDeps {

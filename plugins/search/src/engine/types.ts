@@ -1,7 +1,7 @@
-import type { Transaction } from "@vellum/core";
+import type { HookPayload } from "@vellum/core";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the write transaction belongs to the plugin that writes
-export type WriteTransaction = Transaction<any>;
+/** The transaction of the write that indexes (a commit hook's `trx`). */
+export type WriteTransaction = HookPayload<"article:commit">["trx"];
 
 /** What the engine indexes for one article. */
 export interface SearchDocument {

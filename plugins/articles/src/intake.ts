@@ -1,7 +1,7 @@
-import type { JobQueue } from "@vellum/core";
+import type { PluginQueue } from "@vellum/core";
 import { type ClaimDeps, releaseDeadClaim } from "./claims.js";
 import { ArticleErrors } from "./errors.js";
-import type { ArticleStore, Db } from "./store.js";
+import type { ArticlesDb, Db } from "./tables.js";
 import type { ArticleInput } from "./validation.js";
 
 /** Job type of a queued create on the articles queue. */
@@ -19,32 +19,24 @@ interface Waiting {
   reject(error: unknown): void;
 }
 
-export interface CreateWriterOptions extends ClaimDeps {
-  queueName: string;
-}
-
 /**
- * Accepts creates with group commit: every create that arrives while the previous enqueue
+ * Takes creates in, with group commit: every create that arrives while the previous enqueue
  * transaction is being committed waits for the next one, so under load many requests share one
  * fsync. Each create is checked against existing and claimed slugs inside that transaction,
- * enqueued, and claims its slug; its promise resolves only after the commit, so a 202 is never
- * sent for a write that is not durable.
+ * enqueued (keyed by its slug, so the queue keeps order per slug), and claims its slug; its
+ * promise resolves only after the commit, so a 202 is never sent for a write that is not durable.
  */
-export class CreateWriter {
+export class CreateIntake {
   readonly #deps: ClaimDeps;
   readonly #db: Db;
-  readonly #store: ArticleStore;
-  readonly #queue: JobQueue;
-  readonly #queueName: string;
+  readonly #queue: PluginQueue<ArticlesDb>;
   #waiting: Waiting[] = [];
   #flushing = false;
 
-  constructor(options: CreateWriterOptions) {
-    this.#deps = options;
-    this.#db = options.db;
-    this.#store = options.store;
-    this.#queue = options.queue;
-    this.#queueName = options.queueName;
+  constructor(deps: ClaimDeps) {
+    this.#deps = deps;
+    this.#db = deps.db;
+    this.#queue = deps.queue;
   }
 
   /** Queues the create durably and returns its id (also the job id); 409 when the slug is taken. */
@@ -95,10 +87,10 @@ export class CreateWriter {
   }
 
   async #enqueue(trx: Db, input: ArticleInput): Promise<Outcome> {
-    const holder = await this.#store.slugHolder(trx, input.slug);
+    const holder = await this.#deps.store.slugHolder(trx, input.slug);
     if (holder) return holder.queued ? { queued: false, claimedBy: holder.id } : { queued: false };
-    const job = await this.#queue.enqueue(trx, this.#queueName, CREATE_JOB, input);
-    await this.#store.claim(trx, job.id, input.slug);
+    const job = await this.#queue.enqueue(trx, CREATE_JOB, input, { key: input.slug });
+    await this.#deps.store.claim(trx, job.id, input.slug);
     return { queued: true, id: job.id };
   }
 }

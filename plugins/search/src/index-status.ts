@@ -1,9 +1,5 @@
-import type { ArticlesService, HealthCheckResult } from "@vellum/core";
+import type { ArticlesService, ComponentReport } from "@vellum/core";
 import type { EngineStats, SearchEngine } from "./engine/types.js";
-
-export interface SearchHealth extends HealthCheckResult {
-  detail: { documents: number; indexed_at: string | null; stale: boolean };
-}
 
 /** Stale: the index and the articles disagree on how many there are or on the latest change. */
 export async function isStale(stats: EngineStats, articles: ArticlesService | undefined): Promise<boolean> {
@@ -14,17 +10,15 @@ export async function isStale(stats: EngineStats, articles: ArticlesService | un
 }
 
 /**
- * The search component for `/health`: `unavailable` when the index is missing or broken (search
- * answers degraded), `degraded` when it is stale, `ok` otherwise.
+ * The index as a health component: `unavailable` when it is missing or broken (search answers
+ * degraded), `degraded` when it is stale, `ok` otherwise. Search queries are never logged.
  */
-export async function searchHealth(engine: SearchEngine, articles: ArticlesService | undefined): Promise<SearchHealth> {
+export async function indexStatus(engine: SearchEngine, articles: ArticlesService | undefined): Promise<ComponentReport> {
   const stats = await engine.stats();
   const stale = await isStale(stats, articles);
-  const state = stats.state !== "ok" ? "unavailable" : stale ? "degraded" : "ok";
   return {
-    name: "search",
-    ok: state === "ok",
-    state,
+    state: stats.state !== "ok" ? "unavailable" : stale ? "degraded" : "ok",
     detail: { documents: stats.documents, indexed_at: stats.indexedAt, stale },
+    ethics: { search_queries_logged: false },
   };
 }
