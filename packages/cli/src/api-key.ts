@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { MIN_API_KEY_LENGTH } from "./checks.js";
+import { MIN_API_KEY_LENGTH } from "@vellum/core";
 import type { ConfigProblem } from "./errors.js";
 
 export function apiKeyPath(dataDir: string): string {

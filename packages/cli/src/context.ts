@@ -12,6 +12,13 @@ export interface CliOptions {
   defaultPlugins: () => AnyVellumPlugin[];
   version: string;
   /**
+   * Prefixes of the environment variables that configure this distribution, besides the contract's `SERVICE_`
+   * (always included): the namespaces its plugins' variables use, e.g. `["STORAGE_"]`. A variable that starts
+   * with one of them and is set, but that neither the CLI nor an installed plugin declares, is reported with a
+   * warning (name only) by `serve`, `--dry-run`, `config` and every other command that reads the configuration.
+   */
+  settingPrefixes?: string[];
+  /**
    * Whether `serve` installs SIGTERM/SIGINT handlers that shut the server down gracefully and then exit the
    * process (default true). Hosts that run the CLI in-process turn this off and close the server themselves.
    */

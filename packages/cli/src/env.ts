@@ -1,24 +1,14 @@
 import { resolve } from "node:path";
-import type { VellumConfig } from "@vellum/core";
-import { LogLevels } from "consola";
-import { crossChecks } from "./checks.js";
+import { checkSettings, type Parsed, readSettingsFromEnv, settingDefaults, type VellumConfig } from "@vellum/core";
 import type { FileConfig } from "./config-file.js";
-import { parseDatabaseUrl } from "./database-url.js";
 import type { ConfigProblem } from "./errors.js";
+import { getPath, nest } from "./key-path.js";
 import { mergeLayers } from "./merge.js";
-import {
-  type Parsed,
-  parseAmount,
-  parseBaseUrl,
-  parseBoolean,
-  parseList,
-  parseLogLevel,
-  parseOrigins,
-  parsePort,
-  parseTrustProxy,
-  parseWebhookUrls,
-} from "./parse.js";
+import { CLI_SETTINGS, type CliSettingDeclaration } from "./own-settings.js";
+import { parseBaseUrl } from "./parse.js";
+import type { SettingSource } from "./setting-groups.js";
 
+/** The address flags, by their key in `CLI_SETTINGS`. */
 export interface AddressFlags {
   port?: string | number | undefined;
   host?: string | undefined;
@@ -37,132 +27,25 @@ export type ResolvedConfig = Partial<VellumConfig> & { port: number; host: strin
 export interface EnvironmentResult {
   config: ResolvedConfig;
   errors: ConfigProblem[];
+  /** Where each setting of `CLI_SETTINGS` came from, by its key. */
+  sources: Record<string, SettingSource>;
 }
 
-type Layer = FileConfig;
+type Values = Record<string, unknown>;
 
-const GIB = 1024 ** 3;
-const MIB = 1024 ** 2;
-const MAX_AMOUNT = 1_000_000;
+const DECLARED = Object.entries(CLI_SETTINGS) as Array<[string, CliSettingDeclaration]>;
 
-function defaults(): Layer {
-  return {
-    port: 3000,
-    host: "127.0.0.1",
-    dataDir: "./data",
-    storageQuotaBytes: 10 * GIB,
-    logLevel: LogLevels.info,
-    corsOrigins: [],
-    features: [],
-    security: { trustProxy: false },
-    pluginOptions: { media: { maxUploadBytes: 25 * MIB, allowPdf: false }, webhooks: { urls: [] } },
-  };
-}
-
-class Reader {
-  readonly problems: ConfigProblem[] = [];
-
-  constructor(
-    private readonly env: NodeJS.ProcessEnv,
-    readonly cwd: string,
-  ) {}
-
-  /** A plain value, trimmed; empty counts as unset. */
-  text(name: string): string | undefined {
-    const value = this.env[name]?.trim();
-    return value ? value : undefined;
+function readFlags(flags: AddressFlags): { values: Values; problems: ConfigProblem[] } {
+  const values: Values = {};
+  const problems: ConfigProblem[] = [];
+  for (const [key, declaration] of DECLARED) {
+    const raw = (flags as Values)[key];
+    if (declaration.flag === undefined || raw === undefined) continue;
+    const parsed = declaration.parse(String(raw).trim());
+    if (parsed.ok) values[key] = parsed.value;
+    else problems.push({ variable: declaration.flag, message: parsed.problem });
   }
-
-  /** A secret, taken exactly as given; empty counts as unset. */
-  secret(name: string): string | undefined {
-    const value = this.env[name];
-    return value ? value : undefined;
-  }
-
-  path(name: string): string | undefined {
-    const value = this.text(name);
-    return value === undefined ? undefined : resolve(this.cwd, value);
-  }
-
-  parse<T>(name: string, parser: (text: string) => Parsed<T>, text = this.text(name)): T | undefined {
-    if (text === undefined) return undefined;
-    const parsed = parser(text);
-    if (parsed.ok) return parsed.value;
-    this.problems.push({ variable: name, message: parsed.problem });
-    return undefined;
-  }
-}
-
-const scaled = (value: number | undefined, unit: number) =>
-  value === undefined ? undefined : Math.floor(value * unit);
-
-function environmentLayer(read: Reader): Layer {
-  const databasePath = read.parse("SERVICE_DATABASE_URL", (text) => parseDatabaseUrl(text, read.cwd));
-  const features = read.text("SERVICE_FEATURES");
-  return {
-    port: read.parse("PORT", parsePort),
-    host: read.text("HOST"),
-    dataDir: read.text("SERVICE_DATA_DIR"),
-    baseUrl: read.parse("SERVICE_BASE_URL", parseBaseUrl),
-    database: databasePath === undefined ? undefined : { sqlite: { path: databasePath } },
-    storageQuotaBytes: scaled(
-      read.parse("STORAGE_QUOTA_GB", (text) => parseAmount(text, "GB", MAX_AMOUNT)),
-      GIB,
-    ),
-    logLevel: read.parse("SERVICE_LOG_LEVEL", parseLogLevel),
-    corsOrigins: read.parse("SERVICE_CORS_ORIGINS", parseOrigins),
-    features: features === undefined ? undefined : parseList(features),
-    security: {
-      apiKey: read.secret("SERVICE_API_KEY"),
-      trustProxy: read.parse("SERVICE_TRUST_PROXY", parseTrustProxy),
-    },
-    pluginOptions: {
-      webhooks: {
-        urls: read.parse("SERVICE_WEBHOOK_URLS", parseWebhookUrls),
-        secret: read.secret("SERVICE_WEBHOOK_SECRET"),
-      },
-      media: {
-        maxUploadBytes: scaled(
-          read.parse("MEDIA_MAX_UPLOAD_MB", (text) => parseAmount(text, "MB", MAX_AMOUNT)),
-          MIB,
-        ),
-        allowPdf: read.parse("MEDIA_ALLOW_PDF", parseBoolean),
-      },
-      backup: {
-        target: read.path("BACKUP_TARGET"),
-        passphrase: read.secret("SERVICE_BACKUP_PASSPHRASE"),
-        previousPassphrase: read.secret("SERVICE_BACKUP_PASSPHRASE_PREVIOUS"),
-        off: read.parse("BACKUP_OFF", parseBoolean),
-        restoreFrom: read.path("SERVICE_RESTORE_FROM"),
-      },
-    },
-  };
-}
-
-function required(value: string): Parsed<string> {
-  return value.trim() === "" ? { ok: false, problem: "a value is required" } : { ok: true, value };
-}
-
-function flagLayer(read: Reader, flags: AddressFlags): Layer {
-  return {
-    port: flags.port === undefined ? undefined : read.parse("--port", parsePort, String(flags.port).trim()),
-    host: read.parse("--host", required, flags.host),
-    dataDir: read.parse("--data-dir", required, flags.dataDir),
-  };
-}
-
-function withoutPlugins(file: FileConfig): FileConfig {
-  const { plugins: _plugins, ...rest } = file;
-  return rest;
-}
-
-function resolveBackupPaths(backup: Record<string, unknown>, cwd: string): Record<string, unknown> {
-  const resolved = { ...backup };
-  for (const key of ["target", "restoreFrom"]) {
-    const value = resolved[key];
-    if (typeof value === "string") resolved[key] = resolve(cwd, value);
-  }
-  return resolved;
+  return { values, problems };
 }
 
 function defaultBaseUrl(host: string, port: number): Parsed<string> {
@@ -170,35 +53,58 @@ function defaultBaseUrl(host: string, port: number): Parsed<string> {
   return parsed.ok ? parsed : { ok: false, problem: `'${host}' is not a host name or IP address` };
 }
 
+function resolveDatabase(database: VellumConfig["database"], cwd: string): VellumConfig["database"] {
+  const sqlite = database?.sqlite;
+  if (!sqlite || sqlite.path === ":memory:") return database;
+  return { ...database, sqlite: { ...sqlite, path: resolve(cwd, sqlite.path) } };
+}
+
 /**
- * Reads every setting of contract §2 from the environment, layered as flags > environment > config file >
- * defaults, and checks them. Relative paths resolve against `cwd`; problems name the variable, never a secret.
+ * Reads the settings of the command line and the kernel (`CLI_SETTINGS`) from the environment, layered as
+ * flags > environment > config file > defaults, and checks them. Everything else in the file passes through
+ * (plugins' settings are read by `readPluginSettings`). Relative paths resolve against `cwd`; problems name
+ * the variable, flag or file key, never a secret.
  */
 export function readEnvironment(
   env: NodeJS.ProcessEnv,
   flags: AddressFlags = {},
   options: ReadEnvironmentOptions = {},
 ): EnvironmentResult {
-  const read = new Reader(env, options.cwd ?? process.cwd());
-  const merged = mergeLayers<Layer>(
-    defaults(),
-    withoutPlugins(options.file ?? {}),
-    environmentLayer(read),
-    flagLayer(read, flags),
-  ) as Layer & { port: number; host: string; dataDir: string };
-  const dataDir = resolve(read.cwd, merged.dataDir);
-  const hostSource = flags.host !== undefined ? "--host" : "HOST";
-  const baseUrl = merged.baseUrl ?? read.parse(hostSource, () => defaultBaseUrl(merged.host, merged.port), merged.host);
-  const pluginOptions = { ...merged.pluginOptions };
-  if (pluginOptions.backup) pluginOptions.backup = resolveBackupPaths(pluginOptions.backup, read.cwd);
-  const problems = crossChecks({
-    dataDir,
-    apiKey: merged.security?.apiKey,
-    webhooks: pluginOptions.webhooks ?? {},
-    backup: pluginOptions.backup ?? {},
-  });
+  const cwd = options.cwd ?? process.cwd();
+  const { plugins: _plugins, ...file } = options.file ?? {};
+  const fromEnv = readSettingsFromEnv(CLI_SETTINGS, env);
+  const fromFlags = readFlags(flags);
+  const fromFile = Object.fromEntries(DECLARED.map(([key]) => [key, getPath(file, key)]));
+  const problems: ConfigProblem[] = [
+    ...fromEnv.problems.map(({ variable, message }) => ({ variable, message })),
+    ...fromFlags.problems,
+    ...checkSettings(CLI_SETTINGS, fromFile).map(({ setting, message }) => ({ variable: setting, message })),
+  ];
+  const merged = mergeLayers<FileConfig>(
+    nest(settingDefaults(CLI_SETTINGS)),
+    file,
+    nest(fromEnv.options),
+    nest(fromFlags.values),
+  ) as FileConfig & { port: number; host: string; dataDir: string };
+  let baseUrl = merged.baseUrl;
+  if (baseUrl === undefined) {
+    const derived = defaultBaseUrl(merged.host, merged.port);
+    if (derived.ok) baseUrl = derived.value;
+    else problems.push({ variable: flags.host !== undefined ? "--host" : "HOST", message: derived.problem });
+  }
+  const sourceOf = (key: string): SettingSource => {
+    if (fromFlags.values[key] !== undefined) return "flag";
+    if ((fromEnv.options as Values)[key] !== undefined) return "env";
+    return fromFile[key] !== undefined ? "file" : "default";
+  };
   return {
-    config: { ...merged, dataDir, baseUrl: baseUrl ?? "", pluginOptions },
-    errors: [...read.problems, ...problems],
+    config: {
+      ...merged,
+      dataDir: resolve(cwd, merged.dataDir),
+      database: resolveDatabase(merged.database, cwd),
+      baseUrl: baseUrl ?? "",
+    },
+    errors: problems,
+    sources: Object.fromEntries(DECLARED.map(([key]) => [key, sourceOf(key)])),
   };
 }

@@ -21,6 +21,9 @@ export {
   readEnvironment,
 } from "./env.js";
 export { CliError, type ConfigProblem, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, formatProblem } from "./errors.js";
+export { CLI_SETTINGS, type CliSettingDeclaration } from "./own-settings.js";
+export { type ReferenceOptions, renderConfigReference } from "./reference.js";
+export type { SettingSource } from "./setting-groups.js";
 
 function createContext(options: CliOptions): CliContext {
   const level = parseLogLevel(options.env.SERVICE_LOG_LEVEL?.trim() || "info");

@@ -1,5 +1,6 @@
 import { defineCommand, renderUsage } from "citty";
 import { addressArgs, addressFlags } from "./commands/args.js";
+import { configCommand } from "./commands/config.js";
 import { dryRun } from "./commands/dry-run.js";
 import { migrateCommand } from "./commands/migrate.js";
 import { serveCommand } from "./commands/serve.js";
@@ -7,7 +8,7 @@ import type { CliContext } from "./context.js";
 import { CliError, EXIT_USAGE } from "./errors.js";
 
 /** Commands the CLI itself defines; any other first word is looked up among the plugins' commands. */
-export const BUILTIN_COMMANDS = { serve: true, migrate: true } as const;
+export const BUILTIN_COMMANDS = { serve: true, migrate: true, config: true } as const;
 
 /** The `vellum` root command: subcommands, plus `--dry-run` (with the address flags it checks). */
 export function createRootCommand(ctx: CliContext) {
@@ -24,6 +25,7 @@ export function createRootCommand(ctx: CliContext) {
     subCommands: {
       serve: () => serveCommand(ctx),
       migrate: () => migrateCommand(ctx),
+      config: () => configCommand(ctx),
     },
     async run({ args }) {
       if (args._.length > 0) return;

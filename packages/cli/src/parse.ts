@@ -1,13 +1,11 @@
+import { type Parsed, parseList } from "@vellum/core";
 import { LogLevels } from "consola";
-
-/** Result of parsing one raw setting: a value, or a one-line problem that never repeats a secret. */
-export type Parsed<T> = { ok: true; value: T } | { ok: false; problem: string };
 
 const ok = <T>(value: T): Parsed<T> => ({ ok: true, value });
 const fail = (problem: string): Parsed<never> => ({ ok: false, problem });
 
-const DECIMAL = /^\d+(\.\d+)?$/;
 const INTEGER = /^\d+$/;
+const MAX_PROXY_HOPS = 32;
 
 export function parsePort(text: string): Parsed<number> {
   const port = Number(text);
@@ -15,41 +13,25 @@ export function parsePort(text: string): Parsed<number> {
   return ok(port);
 }
 
-/** A positive decimal amount (`10`, `0.5`) no larger than `max`. */
-export function parseAmount(text: string, unit: string, max: number): Parsed<number> {
-  const value = Number(text);
-  if (!DECIMAL.test(text)) return fail(`'${text}' is not a positive number of ${unit}`);
-  if (value <= 0 || value > max) return fail(`${text} is out of range (more than 0, at most ${max} ${unit})`);
-  return ok(value);
+/** Text that must not be empty (flags, where an empty value is a mistake rather than "unset"). */
+export function parseRequired(text: string): Parsed<string> {
+  return text.trim() === "" ? fail("a value is required") : ok(text);
 }
 
 const TRUE = new Set(["true", "1", "yes", "on"]);
 const FALSE = new Set(["false", "0", "no", "off"]);
 
-export function parseBoolean(text: string): Parsed<boolean> {
-  const lower = text.toLowerCase();
-  if (TRUE.has(lower)) return ok(true);
-  if (FALSE.has(lower)) return ok(false);
-  return fail(`'${text}' is not a boolean (true or false)`);
-}
-
 /** `true`, `false`, or the number of proxy hops to trust (`0` means none). */
 export function parseTrustProxy(text: string): Parsed<boolean | number> {
   if (INTEGER.test(text)) {
     const hops = Number(text);
-    if (hops > 32) return fail(`${text} is out of range (at most 32 proxy hops)`);
+    if (hops > MAX_PROXY_HOPS) return fail(`${text} is out of range (at most ${MAX_PROXY_HOPS} proxy hops)`);
     return ok(hops === 0 ? false : hops);
   }
-  const flag = parseBoolean(text);
-  return flag.ok ? flag : fail(`'${text}' is not true, false or a number of proxy hops`);
-}
-
-/** Comma list: entries trimmed, empty ones dropped. */
-export function parseList(text: string): string[] {
-  return text
-    .split(",")
-    .map((entry) => entry.trim())
-    .filter((entry) => entry.length > 0);
+  const lower = text.toLowerCase();
+  if (TRUE.has(lower)) return ok(true);
+  if (FALSE.has(lower)) return ok(false);
+  return fail(`'${text}' is not true, false or a number of proxy hops`);
 }
 
 function httpUrl(text: string): URL | undefined {
@@ -81,14 +63,6 @@ export function parseOrigins(text: string): Parsed<string[]> {
   return ok(origins.map((origin) => origin.replace(/\/$/, "")));
 }
 
-/** Webhook receivers: absolute http(s) URLs. A bad one is named by position, since such URLs often embed tokens. */
-export function parseWebhookUrls(text: string): Parsed<string[]> {
-  const urls = parseList(text);
-  const bad = urls.findIndex((entry) => httpUrl(entry) === undefined);
-  if (bad >= 0) return fail(`entry ${bad + 1} is not an absolute http(s) URL`);
-  return ok(urls);
-}
-
 const LEVELS = {
   silent: LogLevels.silent,
   error: LogLevels.error,
@@ -103,4 +77,9 @@ export function parseLogLevel(text: string): Parsed<number> {
   const name = text.toLowerCase();
   if (!Object.hasOwn(LEVELS, name)) return fail(`'${text}' is not a log level (${Object.keys(LEVELS).join(", ")})`);
   return ok(LEVELS[name as keyof typeof LEVELS]);
+}
+
+/** The name of a consola level (`info` for 3), or the number when it has none of the names above. */
+export function logLevelName(level: number): string {
+  return Object.entries(LEVELS).find(([, value]) => value === level)?.[0] ?? String(level);
 }

@@ -8,9 +8,7 @@ import { formatProblem } from "../src/errors.js";
 
 const cwd = mkdtempSync(join(tmpdir(), "vellum-env-"));
 const API_KEY = "k".repeat(40);
-const WEBHOOK_SECRET = "webhook-secret-value";
-const PASSPHRASE = "a long backup passphrase";
-const SECRETS = [API_KEY, WEBHOOK_SECRET, PASSPHRASE, "hunter2", "token-in-path"];
+const SECRETS = [API_KEY, "hunter2", "short-key"];
 
 function read(env: NodeJS.ProcessEnv, flags = {}) {
   return readEnvironment(env, flags, { cwd });
@@ -24,24 +22,20 @@ describe("readEnvironment defaults", () => {
     expect(config.host).toBe("127.0.0.1");
     expect(config.dataDir).toBe(join(cwd, "data"));
     expect(config.baseUrl).toBe("http://127.0.0.1:3000");
-    expect(config.storageQuotaBytes).toBe(10 * 1024 ** 3);
     expect(config.logLevel).toBe(LogLevels.info);
     expect(config.corsOrigins).toEqual([]);
     expect(config.features).toEqual([]);
     expect(config.security).toEqual({ trustProxy: false });
     expect(config.database).toBeUndefined();
-    expect(config.pluginOptions).toEqual({
-      media: { maxUploadBytes: 25 * 1024 ** 2, allowPdf: false },
-      webhooks: { urls: [] },
-    });
+    expect(config.pluginOptions).toBeUndefined();
   });
 
   it("treats empty variables as unset", () => {
-    const { config, errors } = read({ PORT: "", SERVICE_API_KEY: "", BACKUP_TARGET: "  " });
+    const { config, errors } = read({ PORT: "", SERVICE_API_KEY: "", SERVICE_BASE_URL: "  " });
     expect(errors).toEqual([]);
     expect(config.port).toBe(3000);
     expect(config.security?.apiKey).toBeUndefined();
-    expect(config.pluginOptions?.backup).toBeUndefined();
+    expect(config.baseUrl).toBe("http://127.0.0.1:3000");
   });
 });
 
@@ -57,15 +51,6 @@ describe("readEnvironment values", () => {
       SERVICE_CORS_ORIGINS: "https://a.example, https://b.example:8443/",
       SERVICE_FEATURES: "ai,,beta",
       SERVICE_LOG_LEVEL: "DEBUG",
-      SERVICE_WEBHOOK_URLS: "https://hooks.example/in",
-      SERVICE_WEBHOOK_SECRET: WEBHOOK_SECRET,
-      STORAGE_QUOTA_GB: "0.5",
-      MEDIA_MAX_UPLOAD_MB: "8",
-      MEDIA_ALLOW_PDF: "true",
-      BACKUP_TARGET: "/srv/backups",
-      SERVICE_BACKUP_PASSPHRASE: PASSPHRASE,
-      BACKUP_OFF: "false",
-      SERVICE_RESTORE_FROM: "restore/vk-20250101-000000.vpbk",
     });
     expect(errors).toEqual([]);
     expect(config).toMatchObject({
@@ -78,18 +63,8 @@ describe("readEnvironment values", () => {
       corsOrigins: ["https://a.example", "https://b.example:8443"],
       features: ["ai", "beta"],
       logLevel: LogLevels.debug,
-      storageQuotaBytes: 512 * 1024 ** 2,
-      pluginOptions: {
-        webhooks: { urls: ["https://hooks.example/in"], secret: WEBHOOK_SECRET },
-        media: { maxUploadBytes: 8 * 1024 ** 2, allowPdf: true },
-        backup: {
-          target: "/srv/backups",
-          passphrase: PASSPHRASE,
-          off: false,
-          restoreFrom: join(cwd, "restore/vk-20250101-000000.vpbk"),
-        },
-      },
     });
+    expect(config.pluginOptions).toBeUndefined();
   });
 
   it("accepts trust-proxy booleans and silent logging", () => {
@@ -117,8 +92,10 @@ describe("readEnvironment values", () => {
     });
   });
 
-  it("needs no passphrase when backup is off", () => {
-    expect(read({ BACKUP_TARGET: "/srv/backups", BACKUP_OFF: "true" }).errors).toEqual([]);
+  it("resolves a relative database path from the config file against the working directory", () => {
+    const { config } = readEnvironment({}, {}, { cwd, file: { database: { sqlite: { path: "db/x.sqlite" } } } });
+    expect(config.database).toEqual({ sqlite: { path: join(cwd, "db/x.sqlite") } });
+    expect(read({ SERVICE_DATABASE_URL: ":memory:" }).config.database).toEqual({ sqlite: { path: ":memory:" } });
   });
 });
 
@@ -128,28 +105,14 @@ const BAD: Array<[string, NodeJS.ProcessEnv, Record<string, string>?]> = [
   ["--port", {}, { port: "http" }],
   ["--host", {}, { host: "" }],
   ["HOST", { HOST: "bad host" }],
-  ["STORAGE_QUOTA_GB", { STORAGE_QUOTA_GB: "ten" }],
-  ["STORAGE_QUOTA_GB", { STORAGE_QUOTA_GB: "0" }],
-  ["MEDIA_MAX_UPLOAD_MB", { MEDIA_MAX_UPLOAD_MB: "-5" }],
-  ["MEDIA_ALLOW_PDF", { MEDIA_ALLOW_PDF: "maybe" }],
-  ["BACKUP_OFF", { BACKUP_OFF: "perhaps" }],
   ["SERVICE_TRUST_PROXY", { SERVICE_TRUST_PROXY: "sometimes" }],
   ["SERVICE_LOG_LEVEL", { SERVICE_LOG_LEVEL: "loud" }],
   ["SERVICE_BASE_URL", { SERVICE_BASE_URL: "not a url" }],
   ["SERVICE_BASE_URL", { SERVICE_BASE_URL: "ftp://files.example" }],
   ["SERVICE_CORS_ORIGINS", { SERVICE_CORS_ORIGINS: "https://a.example/path" }],
-  [
-    "SERVICE_WEBHOOK_URLS",
-    { SERVICE_WEBHOOK_URLS: "https://hooks.example/token-in-path,nope", SERVICE_WEBHOOK_SECRET: WEBHOOK_SECRET },
-  ],
-  ["SERVICE_WEBHOOK_SECRET", { SERVICE_WEBHOOK_URLS: "https://hooks.example/token-in-path" }],
   ["SERVICE_API_KEY", { SERVICE_API_KEY: "short-key" }],
   ["SERVICE_DATABASE_URL", { SERVICE_DATABASE_URL: "postgres://vellum:hunter2@db.example/vellum" }],
   ["SERVICE_DATABASE_URL", { SERVICE_DATABASE_URL: "mysql://vellum:hunter2@db.example/vellum" }],
-  ["BACKUP_TARGET", { BACKUP_TARGET: "data/backups", SERVICE_BACKUP_PASSPHRASE: PASSPHRASE }],
-  ["BACKUP_TARGET", { SERVICE_DATA_DIR: "/srv/vellum", BACKUP_TARGET: "/srv/vellum", BACKUP_OFF: "true" }],
-  ["SERVICE_BACKUP_PASSPHRASE", { BACKUP_TARGET: "/srv/backups" }],
-  ["SERVICE_BACKUP_PASSPHRASE", { BACKUP_TARGET: "/srv/backups", SERVICE_BACKUP_PASSPHRASE: "hunter2" }],
 ];
 
 describe("readEnvironment problems", () => {
@@ -168,8 +131,17 @@ describe("readEnvironment problems", () => {
   });
 
   it("reports every problem at once", () => {
-    const { errors } = read({ PORT: "x", MEDIA_ALLOW_PDF: "y", SERVICE_API_KEY: "z" });
-    expect(errors.map((problem) => problem.variable)).toEqual(["PORT", "MEDIA_ALLOW_PDF", "SERVICE_API_KEY"]);
+    const { errors } = read({ PORT: "x", SERVICE_API_KEY: "z", SERVICE_LOG_LEVEL: "y" });
+    expect(errors.map((problem) => problem.variable)).toEqual(["PORT", "SERVICE_API_KEY", "SERVICE_LOG_LEVEL"]);
+  });
+
+  it("checks the config file's values with the same declarations, naming the file key", () => {
+    const file = { corsOrigins: ["https://a.example/path"], security: { apiKey: "short-key" } };
+    const { errors } = readEnvironment({}, {}, { cwd, file });
+    expect(errors).toEqual([
+      { variable: "security.apiKey", message: "the key is shorter than 24 characters" },
+      { variable: "corsOrigins", message: "'https://a.example/path' is not an origin (scheme://host[:port]) or *" },
+    ]);
   });
 });
 
@@ -179,26 +151,22 @@ describe("readEnvironment precedence", () => {
     host: "file.local",
     dataDir: "from-file",
     corsOrigins: ["https://file.example"],
-    pluginOptions: { media: { allowPdf: true }, webhooks: { secret: WEBHOOK_SECRET } },
+    pluginOptions: { other: { anything: true } },
   };
 
-  it("uses the config file over defaults", () => {
-    const { config, errors } = readEnvironment({}, {}, { cwd, file });
+  it("uses the config file over defaults and passes its other keys through", () => {
+    const { config, errors, sources } = readEnvironment({}, {}, { cwd, file });
     expect(errors).toEqual([]);
     expect(config).toMatchObject({ port: 4100, host: "file.local", dataDir: join(cwd, "from-file") });
-    expect(config.pluginOptions?.media).toEqual({ maxUploadBytes: 25 * 1024 ** 2, allowPdf: true });
+    expect(config.pluginOptions).toEqual({ other: { anything: true } });
+    expect(sources).toMatchObject({ port: "file", host: "file", corsOrigins: "file", logLevel: "default" });
   });
 
-  it("uses the environment over the config file and flags over both", () => {
-    const env = { PORT: "4200", HOST: "env.local", MEDIA_ALLOW_PDF: "false", SERVICE_CORS_ORIGINS: "*" };
-    const { config } = readEnvironment(env, { port: "4300" }, { cwd, file });
+  it("uses the environment over the config file and flags over both, and says so", () => {
+    const env = { PORT: "4200", HOST: "env.local", SERVICE_CORS_ORIGINS: "*" };
+    const { config, sources } = readEnvironment(env, { port: "4300" }, { cwd, file });
     expect(config).toMatchObject({ port: 4300, host: "env.local", corsOrigins: ["*"] });
-    expect(config.pluginOptions?.media?.allowPdf).toBe(false);
-  });
-
-  it("checks rules across layers: a file secret satisfies environment webhook URLs", () => {
-    const { errors } = readEnvironment({ SERVICE_WEBHOOK_URLS: "https://hooks.example/in" }, {}, { cwd, file });
-    expect(errors).toEqual([]);
+    expect(sources).toMatchObject({ port: "flag", host: "env", corsOrigins: "env", dataDir: "file", baseUrl: "default" });
   });
 
   it("never takes plugins from the file into the configuration", () => {

@@ -338,9 +338,9 @@ describe("vellum serve", () => {
   });
 
   it("refuses to start on bad configuration without touching the data directory", async () => {
-    const { code, cwd } = await run(["serve"], { env: { SERVICE_WEBHOOK_URLS: "https://hooks.example/x" } });
+    const { code, cwd } = await run(["serve"], { env: { SERVICE_TRUST_PROXY: "sometimes" } });
     expect(code).toBe(2);
-    expect(stderr()).toEqual(["vellum: SERVICE_WEBHOOK_SECRET: required when SERVICE_WEBHOOK_URLS is set"]);
+    expect(stderr()).toEqual(["vellum: SERVICE_TRUST_PROXY: 'sometimes' is not true, false or a number of proxy hops"]);
     expect(servers).toEqual([]);
     expect(existsSync(join(cwd, "data"))).toBe(false);
   });

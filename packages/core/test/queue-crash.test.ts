@@ -3,17 +3,10 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createConsola } from "consola";
-import { type Kysely, sql } from "kysely";
+import { sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
-import { MigrationRunner } from "../src/db/migrations.js";
-import { openSqlite } from "../src/db/sqlite.js";
 import type { VellumDatabase } from "../src/db/types.js";
-import { JobQueue } from "../src/queue/job-queue.js";
-import { queueMigrations } from "../src/queue/migrations.js";
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the test reads ad-hoc tables
-type AnyDb = Kysely<any>;
+import { type AnyDb, createJobQueue, openQueueDatabase } from "./helpers/job-queue.js";
 
 const CHILD = fileURLToPath(new URL("./fixtures/queue-crash-child.mjs", import.meta.url));
 const JOBS = 200;
@@ -90,19 +83,15 @@ describe("job queue across a crash", () => {
     expect(second).toMatchObject({ signal: "SIGKILL", stderr: "" });
     expect(first.applied + second.applied).toBeLessThan(JOBS);
 
-    db = await openSqlite({ path });
+    db = await openQueueDatabase(path);
     const kysely = db.kysely;
-    const runner = new MigrationRunner(kysely);
-    runner.register("core", queueMigrations);
-    expect((await runner.migrate(["core"])).error).toBeUndefined();
     const appliedBeforeResume = await expectConsistent(kysely);
     expect(appliedBeforeResume).toBeGreaterThanOrEqual(first.applied + second.applied);
     expect(appliedBeforeResume).toBeLessThan(JOBS);
 
-    const errors: unknown[] = [];
-    const queue = new JobQueue({ db: kysely, logger: createConsola({ level: -999 }), onError: (e) => errors.push(e) });
-    queue.process("crash", async (job, trx) => {
-      await trx
+    const { queue, errors, reported } = createJobQueue(db);
+    queue.process("crash-test", "crash", async (job, w) => {
+      await w.trx
         .insertInto("crash_rows")
         .values({ job_key: (job.payload as { key: string }).key, job_id: job.id })
         .execute();
@@ -113,6 +102,7 @@ describe("job queue across a crash", () => {
     await queue.stop();
 
     expect(errors).toEqual([]);
+    expect(reported).toEqual([]);
     expect(await queue.stats()).toEqual([]);
     expect(await expectConsistent(kysely)).toBe(JOBS);
     const perKey = await sql<{ job_key: string; count: number }>`

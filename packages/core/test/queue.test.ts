@@ -1,113 +1,25 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { createConsola } from "consola";
-import { type Kysely, sql, type Transaction } from "kysely";
-import { afterEach, describe, expect, it } from "vitest";
-import { collectForCommit } from "../src/db/commit-scope.js";
-import { MigrationRunner } from "../src/db/migrations.js";
-import { openSqlite } from "../src/db/sqlite.js";
+import { sql } from "kysely";
+import { describe, expect, it } from "vitest";
 import type { VellumDatabase } from "../src/db/types.js";
+import { collectForCommit } from "../src/db/write.js";
 import { VellumError } from "../src/errors/vellum-error.js";
-import { JobQueue } from "../src/queue/job-queue.js";
-import { queueMigrations } from "../src/queue/migrations.js";
 import type { JobRecord } from "../src/queue/types.js";
 import { defaultBackoffMs } from "../src/queue/worker.js";
+import type { AnyDb } from "./helpers/job-queue.js";
+import { type AnyTransaction, effectValues, insertEffect, queueTestbed } from "./helpers/queue-testbed.js";
+import { deferred, sleep, waitFor } from "./helpers/wait.js";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests use ad-hoc tables
-type AnyDb = Kysely<any>;
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests use ad-hoc tables
-type AnyTransaction = Transaction<any>;
+const { setup, tempPath, open, newQueue } = queueTestbed();
 
-const dirs: string[] = [];
-const databases: VellumDatabase[] = [];
-const queues: JobQueue[] = [];
-
-afterEach(async () => {
-  await Promise.all(queues.splice(0).map((queue) => queue.stop()));
-  await Promise.all(databases.splice(0).map((db) => db.close()));
-  await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
-});
-
-async function tempPath(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "vellum-queue-"));
-  dirs.push(dir);
-  return join(dir, "queue.db");
-}
-
-/** The ops of each opened database, so queues get `deferSync` as the kernel gives it. */
-const opsOf = new WeakMap<AnyDb, VellumDatabase["ops"]>();
-
-async function openDb(path: string): Promise<AnyDb> {
-  const db = await openSqlite({ path });
-  opsOf.set(db.kysely, db.ops);
-  databases.push(db);
-  const runner = new MigrationRunner(db.kysely);
-  runner.register("core", queueMigrations);
-  const { error } = await runner.migrate(["core"]);
-  if (error) throw error;
-  await db.kysely.schema
-    .createTable("effects")
-    .ifNotExists()
-    .addColumn("job_id", "text", (c) => c.notNull())
-    .addColumn("value", "text", (c) => c.notNull())
-    .execute();
-  return db.kysely;
-}
-
-function newQueue(db: AnyDb) {
-  const errors: Array<{ error: unknown; queue: string; jobId?: string }> = [];
-  const queue = new JobQueue({
-    db,
-    deferSync: opsOf.get(db)?.withDeferredSync,
-    logger: createConsola({ level: -999 }),
-    onError: (error, info) => errors.push({ error, ...info }),
-  });
-  queues.push(queue);
-  return { queue, errors };
-}
-
-async function setup() {
-  const db = await openDb(await tempPath());
-  return { db, ...newQueue(db) };
-}
-
-async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function deferred() {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => {
-    resolve = r;
-  });
-  return { promise, resolve };
-}
-
-async function insertEffect(trx: AnyTransaction, job: JobRecord): Promise<void> {
-  await trx
-    .insertInto("effects")
-    .values({ job_id: job.id, value: JSON.stringify(job.payload) })
-    .execute();
-}
-
-async function effectValues(db: AnyDb): Promise<unknown[]> {
-  const rows = await db.selectFrom("effects").select("value").orderBy("job_id").execute();
-  return rows.map((row) => JSON.parse(row.value));
-}
+/** The plugin that owns the test queues (the owner of their writes). */
+const OWNER = "test";
 
 describe("JobQueue", () => {
   it("applies the jobs of a queue in enqueue order, including jobs enqueued while it runs", async () => {
     const { db, queue, errors } = await setup();
     const seen: number[] = [];
     for (let n = 0; n < 30; n++) await queue.enqueue(db, "writes", "write", { n });
-    queue.process("writes", async (job) => {
+    queue.process(OWNER, "writes", async (job) => {
       seen.push((job.payload as { n: number }).n);
     });
     queue.start();
@@ -137,6 +49,7 @@ describe("JobQueue", () => {
     for (let n = 0; n < 100; n++) await queue.enqueue(db, "writes", "write", { n });
     const transactions = new Map<AnyTransaction, string[]>();
     queue.process(
+      OWNER,
       "writes",
       async (job, trx) => {
         transactions.set(trx, [...(transactions.get(trx) ?? []), job.id]);
@@ -158,7 +71,7 @@ describe("JobQueue", () => {
       Number((await sql<{ synchronous: number }>`PRAGMA synchronous`.execute(executor)).rows[0]?.synchronous);
     const release = deferred();
     const seen: number[] = [];
-    queue.process("writes", async (job, trx) => {
+    queue.process(OWNER, "writes", async (job, trx) => {
       seen.push(await mode(trx));
       await insertEffect(trx, job);
       await release.promise;
@@ -188,6 +101,7 @@ describe("JobQueue", () => {
     };
     let failedOnce = false;
     queue.process(
+      OWNER,
       "writes",
       async (job, trx) => {
         const n = (job.payload as { n: number }).n;
@@ -221,6 +135,7 @@ describe("JobQueue", () => {
     });
     let handled = 0;
     queue.process(
+      OWNER,
       "writes",
       async (job, trx) => {
         await insertEffect(trx, job);
@@ -240,6 +155,7 @@ describe("JobQueue", () => {
     let failedOnce = false;
     const batches = new Map<AnyTransaction, number[]>();
     queue.process(
+      OWNER,
       "writes",
       async (job, trx) => {
         const n = (job.payload as { n: number }).n;
@@ -269,6 +185,7 @@ describe("JobQueue", () => {
     const attemptsAt: number[] = [];
     const applied: string[] = [];
     queue.process(
+      OWNER,
       "a",
       async (job) => {
         if (job.type === "poison" && !healthy) {
@@ -279,7 +196,7 @@ describe("JobQueue", () => {
       },
       { maxAttempts: 3, backoffMs: (attempt) => attempt * 250 },
     );
-    queue.process("b", async (job) => {
+    queue.process(OWNER, "b", async (job) => {
       applied.push(`b:${(job.payload as { n: number }).n}`);
     });
     queue.start();
@@ -313,7 +230,7 @@ describe("JobQueue", () => {
   it("leaves no job behind when the enqueuing transaction rolls back", async () => {
     const { db, queue } = await setup();
     const handled: string[] = [];
-    queue.process("writes", async (job, trx) => {
+    queue.process(OWNER, "writes", async (job, trx) => {
       handled.push(job.id);
       await insertEffect(trx, job);
     });
@@ -339,6 +256,7 @@ describe("JobQueue", () => {
     const deliveries: Array<{ args: number; statusDuringDelivery: unknown }> = [];
     let calls = 0;
     queue.process(
+      OWNER,
       "hooks",
       async (...args: unknown[]) => {
         const job = args[0] as JobRecord;
@@ -351,7 +269,7 @@ describe("JobQueue", () => {
       },
       { mode: "at-least-once", backoffMs: () => 10 },
     );
-    queue.process("writes", async (job, trx) => insertEffect(trx, job));
+    queue.process(OWNER, "writes", async (job, trx) => insertEffect(trx, job));
     queue.start();
     const hook = await queue.enqueue(db, "hooks", "deliver", {});
     await waitFor(() => deliveries.length === 2);
@@ -370,7 +288,7 @@ describe("JobQueue", () => {
     const { db, queue, errors } = await setup();
     for (let n = 0; n < 3; n++) await queue.enqueue(db, "writes", "write", { n });
     const calls: Array<{ n: number; status: unknown }> = [];
-    queue.process("writes", async (job, trx) => {
+    queue.process(OWNER, "writes", async (job, trx) => {
       await insertEffect(trx, job);
       const n = (job.payload as { n: number }).n;
       return async () => {
@@ -396,7 +314,7 @@ describe("JobQueue", () => {
     const entered = deferred();
     const release = deferred();
     const handled: number[] = [];
-    queue.process("writes", async (job, trx) => {
+    queue.process(OWNER, "writes", async (job, trx) => {
       entered.resolve();
       await release.promise;
       await insertEffect(trx, job);
@@ -423,9 +341,9 @@ describe("JobQueue", () => {
 
   it("refuses a second handler for the same queue", async () => {
     const { queue } = await setup();
-    queue.process("writes", async () => {});
-    expect(() => queue.process("writes", async () => {})).toThrow(VellumError);
-    expect(() => queue.process("writes", async () => {})).toThrow(/writes/);
+    queue.process(OWNER, "writes", async () => {});
+    expect(() => queue.process(OWNER, "writes", async () => {})).toThrow(VellumError);
+    expect(() => queue.process(OWNER, "writes", async () => {})).toThrow(/writes/);
   });
 
   it("counts queued and dead-letter jobs per queue", async () => {
@@ -433,8 +351,8 @@ describe("JobQueue", () => {
     for (let n = 0; n < 3; n++) await queue.enqueue(db, "idle", "write", { n });
     const dead = await queue.enqueue(db, "dead", "write", {});
     const done = await queue.enqueue(db, "done", "write", {});
-    queue.process("dead", async () => Promise.reject(new Error("no")), { maxAttempts: 1 });
-    queue.process("done", async () => {});
+    queue.process(OWNER, "dead", async () => Promise.reject(new Error("no")), { maxAttempts: 1 });
+    queue.process(OWNER, "done", async () => {});
     queue.start();
     await waitFor(async () => (await queue.get(dead.id))?.status === "failed");
     await waitFor(async () => (await queue.get(done.id))?.status === "applied");
@@ -449,8 +367,8 @@ describe("JobQueue", () => {
     const jobs: JobRecord[] = [];
     for (let n = 0; n < 4; n++) jobs.push(await queue.enqueue(db, "writes", "write", { n }));
     const dead = await queue.enqueue(db, "dead", "write", {});
-    queue.process("writes", async () => {});
-    queue.process("dead", async () => Promise.reject(new Error("no")), { maxAttempts: 1 });
+    queue.process(OWNER, "writes", async () => {});
+    queue.process(OWNER, "dead", async () => Promise.reject(new Error("no")), { maxAttempts: 1 });
     queue.start();
     await waitFor(async () => (await queue.stats()).every((row) => row.queued === 0));
     const old = new Date(Date.now() - 2 * 3_600_000).toISOString();
@@ -470,9 +388,9 @@ describe("JobQueue", () => {
     const cleared = await queue.enqueue(db, "writes", "write", { body: "x".repeat(2000) });
     const kept = await queue.enqueue(db, "deliveries", "deliver", { url: "https://example.com/hook" });
     const dead = await queue.enqueue(db, "dead", "write", { n: 1 });
-    queue.process("writes", async () => {});
-    queue.process("deliveries", async () => {}, { mode: "at-least-once", keepAppliedPayload: true });
-    queue.process("dead", async () => Promise.reject(new Error("no")), { maxAttempts: 1 });
+    queue.process(OWNER, "writes", async () => {});
+    queue.process(OWNER, "deliveries", async () => {}, { mode: "at-least-once", keepAppliedPayload: true });
+    queue.process(OWNER, "dead", async () => Promise.reject(new Error("no")), { maxAttempts: 1 });
     queue.start();
     await waitFor(async () => (await queue.stats()).every((row) => row.queued === 0));
     expect(await queue.get(cleared.id)).toMatchObject({ status: "applied", payload: null });
@@ -489,7 +407,7 @@ describe("JobQueue", () => {
 
     const db = await openDb(path);
     const { queue } = newQueue(db);
-    queue.process("writes", async (job, trx) => insertEffect(trx, job));
+    queue.process(OWNER, "writes", async (job, trx) => insertEffect(trx, job));
     queue.start();
     await waitFor(async () => (await queue.stats()).length === 0);
     expect(await effectValues(db)).toEqual(Array.from({ length: 20 }, (_, n) => ({ n })));

@@ -1,3 +1,4 @@
+import { sql } from "@vellum/core";
 import type { TestVellum } from "@vellum/core/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ARTICLES, articleBody, bootArticles, create, errorOf, jobStatus, post, put, waitForJob } from "./helpers.js";
@@ -8,21 +9,32 @@ async function deadLetterGauge(t: TestVellum): Promise<number> {
   return line ? Number(line.split(" ").at(-1)) : 0;
 }
 
+/**
+ * Test-only trigger: storing an article whose slug starts with `poison` fails in the articles
+ * plugin's own statement, so the create fails through the real retry path (a failure of another
+ * plugin's subscriber would be isolated instead). The message stands for internal detail that
+ * must never reach a client.
+ */
+async function poisonSlugs(t: TestVellum): Promise<() => Promise<void>> {
+  await sql`CREATE TRIGGER test_poison BEFORE INSERT ON articles_items WHEN NEW.slug LIKE 'poison%'
+    BEGIN SELECT RAISE(ABORT, 'disk sector 7 of /srv/secret.db'); END`.execute(t.vellum.db());
+  return async () => {
+    await sql`DROP TRIGGER test_poison`.execute(t.vellum.db());
+  };
+}
+
+const genericFailure = {
+  code: "internal_error",
+  message: "The write failed after its retries and is in the dead-letter queue; the error was logged.",
+};
+
 describe("failed creates: retries, then the dead-letter queue", () => {
   let t: TestVellum;
-  let attempts: number;
-  let off: () => void;
+  let off: () => Promise<void>;
 
   beforeEach(async () => {
     t = await bootArticles({ retryBaseMs: 5, maxAttempts: 4 });
-    attempts = 0;
-    // Test-only subscriber: the poisoned article fails in its transaction, through the real retry path.
-    off = t.vellum.hooks.hook("article:commit", ({ article }) => {
-      if (article.slug.startsWith("poison")) {
-        attempts++;
-        throw new Error(`cannot index ${article.slug}`);
-      }
-    });
+    off = await poisonSlugs(t);
   });
 
   afterEach(async () => {
@@ -34,11 +46,16 @@ describe("failed creates: retries, then the dead-letter queue", () => {
     const poison = await (await post(t, articleBody("poison"))).json();
     const behind = await (await post(t, articleBody("behind-the-poison"))).json();
 
-    expect(await waitForJob(t, poison.id)).toEqual({ id: poison.id, status: "failed", error: "cannot index poison" });
-    expect(attempts).toBe(4);
-    expect(await t.vellum.queue().get(poison.id)).toMatchObject({ status: "failed", attempts: 4 });
+    const status = await waitForJob(t, poison.id);
+    expect(status).toEqual({ id: poison.id, status: "failed", error: genericFailure });
+    expect(JSON.stringify(status)).not.toContain("secret");
+    expect(await t.vellum.queue().get(poison.id)).toMatchObject({
+      status: "failed",
+      attempts: 4,
+      last_error: expect.stringContaining("disk sector 7"),
+    });
     expect(await deadLetterGauge(t)).toBe(1);
-    expect(t.errors).toMatchObject([{ plugin: "queue", error: { message: "cannot index poison" } }]);
+    expect(t.errors).toMatchObject([{ plugin: "queue", error: { message: expect.stringContaining("disk sector 7") } }]);
 
     expect(await waitForJob(t, behind.id)).toEqual({ id: behind.id, status: "applied" });
     expect((await t.fetch(`${ARTICLES}/behind-the-poison`)).status).toBe(200);
@@ -50,7 +67,7 @@ describe("failed creates: retries, then the dead-letter queue", () => {
     expect((await t.fetch(`${ARTICLES}/poison-slug`)).status).toBe(404);
     expect(await errorOf(await put(t, "poison-slug", { title: "x" }))).toMatchObject({ code: "not_found" });
 
-    off();
+    await off();
     const again = await create(t, "poison-slug", { title: "Second try" });
     expect(again.id).not.toBe(dead.id);
     expect(await jobStatus(t, dead.id)).toMatchObject({ status: "failed" });
@@ -66,9 +83,33 @@ describe("failed creates: retries, then the dead-letter queue", () => {
   it("a replayed dead create whose slug is still free is applied", async () => {
     const dead = await (await post(t, articleBody("poison-later"))).json();
     await waitForJob(t, dead.id);
-    off();
+    await off();
     expect(await t.vellum.queue().replay("articles", [dead.id])).toBe(1);
     expect(await waitForJob(t, dead.id)).toEqual({ id: dead.id, status: "applied" });
     expect((await (await t.fetch(`${ARTICLES}/poison-later`)).json()).id).toBe(dead.id);
+  });
+});
+
+describe("order per slug: a poisoned create delays only its own slug", () => {
+  it("creates of other slugs are applied while it waits for its retries", async () => {
+    const t = await bootArticles({ retryBaseMs: 60_000, maxAttempts: 3 });
+    try {
+      await poisonSlugs(t);
+      const poison = await (await post(t, articleBody("poison-first"))).json();
+      const behind = await (await post(t, articleBody("right-behind"))).json();
+      expect(await waitForJob(t, behind.id)).toEqual({ id: behind.id, status: "applied" });
+      expect(await jobStatus(t, poison.id)).toEqual({
+        id: poison.id,
+        status: "queued",
+        error: {
+          code: "internal_error",
+          message: "The last attempt failed and the write will be retried; the error was logged.",
+        },
+      });
+      expect((await t.fetch(`${ARTICLES}/right-behind`)).status).toBe(200);
+      t.errors.splice(0);
+    } finally {
+      await t.close();
+    }
   });
 });

@@ -28,7 +28,10 @@ export async function del(t: TestVellum, slug: string): Promise<Response> {
   return t.fetch(`${ARTICLES}/${slug}`, { method: "DELETE", headers: await t.writeHeaders() });
 }
 
-export async function jobStatus(t: TestVellum, id: string): Promise<{ id: string; status: string; error?: string }> {
+export async function jobStatus(
+  t: TestVellum,
+  id: string,
+): Promise<{ id: string; status: string; error?: { code: string; message: string } }> {
   const res = await t.fetch(`/api/v1/jobs/${id}`);
   expect(res.status).toBe(200);
   return res.json();

@@ -9,9 +9,7 @@ describe("plugin options", () => {
   it.each<[Partial<ArticlesOptions>, string]>([
     [{ prefix: "api/articles" }, "prefix"],
     [{ prefix: "/api/articles/" }, "prefix"],
-    [{ jobsPrefix: "" }, "jobsPrefix"],
     [{ mediaPrefix: "media" }, "mediaPrefix"],
-    [{ queue: "" }, "queue"],
     [{ batchSize: 0 }, "batchSize"],
     [{ maxAttempts: 1.5 }, "maxAttempts"],
     [{ retryBaseMs: -1 }, "retryBaseMs"],
@@ -20,7 +18,8 @@ describe("plugin options", () => {
     const dataDir = await mkdtemp(join(tmpdir(), "vellum-articles-options-"));
     try {
       await expect(createTestVellum({ plugins: [articles(options)], dataDir })).rejects.toMatchObject({
-        message: expect.stringContaining(`'${key}'`),
+        code: "VELLUM_CONFIG_INVALID",
+        message: expect.stringContaining(`pluginOptions.articles.${key}`),
       });
     } finally {
       await rm(dataDir, { recursive: true, force: true });
@@ -30,7 +29,7 @@ describe("plugin options", () => {
   it("serves under custom prefixes and signs cursors with a configured secret", async () => {
     const cursorSecret = "s".repeat(32);
     const t = await createTestVellum({
-      plugins: [articles({ prefix: "/content/posts", jobsPrefix: "/content/jobs", cursorSecret, retryBaseMs: 5 })],
+      plugins: [articles({ prefix: "/content/posts", cursorSecret, retryBaseMs: 5 })],
     });
     try {
       const headers = await t.writeHeaders();
@@ -43,7 +42,7 @@ describe("plugin options", () => {
         expect(res.status).toBe(202);
         expect(res.headers.get("location")).toBe(`/content/posts/${slug}`);
         const { id } = await res.json();
-        for (let i = 0; i < 200 && (await (await t.fetch(`/content/jobs/${id}`)).json()).status === "queued"; i++) {
+        for (let i = 0; i < 200 && (await (await t.fetch(`/api/v1/jobs/${id}`)).json()).status === "queued"; i++) {
           await new Promise((r) => setTimeout(r, 5));
         }
       }

@@ -1,22 +1,19 @@
-import type { VellumPluginContext } from "@vellum/core";
+import type { RegisteredComponent, VellumPluginContext } from "@vellum/core";
+import { checkComponent, checkComponents, type ComponentResult, type ComponentResults } from "./checks/components.js";
 import { checkDatabase, type DatabaseCheck } from "./checks/database.js";
 import { checkMigrations, type MigrationsCheck } from "./checks/migrations.js";
 import { checkQueue, type QueueCheck } from "./checks/queue.js";
-import { collectReports, type Reports, reported } from "./checks/reports.js";
-import { type ComponentState, FailureLog, worst } from "./checks/state.js";
+import { type ComponentState, FailureLog } from "./checks/state.js";
 import { checkStorage, type StorageCheck } from "./checks/storage.js";
 import type { HealthOptions, ResolvedHealthOptions } from "./options.js";
 import type { StorageUsage } from "./storage-usage.js";
-
-/** Components other plugins are expected to report; shown as `absent` when none does. */
-export const REPORTED_COMPONENTS = ["search", "webhooks", "backup"] as const;
 
 export interface Overview {
   db: DatabaseCheck;
   storage: StorageCheck;
   queue: QueueCheck;
   migrations: MigrationsCheck;
-  reports: Reports;
+  components: ComponentResults;
 }
 
 /**
@@ -45,44 +42,49 @@ export class Inspector {
   }
 
   queue(): Promise<QueueCheck> {
-    return checkQueue(this.ctx, this.options.queue, this.options.checkTimeoutMs, this.#log);
+    return checkQueue(this.ctx.kernel, this.options.queue, this.options.checkTimeoutMs, this.#log);
   }
 
   migrations(): Promise<MigrationsCheck> {
     return checkMigrations(this.ctx, this.options.checkTimeoutMs, this.#log);
   }
 
-  reports(): Promise<Reports> {
-    return collectReports(this.ctx, this.options.checkTimeoutMs, this.#log);
+  /** The registered components' answers; with `filter`, only those it keeps. */
+  components(filter: (c: RegisteredComponent) => boolean = () => true): Promise<ComponentResults> {
+    return checkComponents(this.ctx.kernel.components().filter(filter), this.options.checkTimeoutMs, this.#log);
+  }
+
+  /** One registered component's answer, or undefined when no plugin registered `name`. */
+  async component(name: string): Promise<ComponentResult | undefined> {
+    const registered = this.ctx.kernel.components().find((c) => c.name === name);
+    return registered && checkComponent(registered, this.options.checkTimeoutMs, this.#log);
   }
 
   async overview(): Promise<Overview> {
-    const [db, storage, queue, migrations, reports] = await Promise.all([
+    const [db, storage, queue, migrations, components] = await Promise.all([
       this.database(),
       this.storage(),
       this.queue(),
       this.migrations(),
-      this.reports(),
+      this.components(),
     ]);
-    return { db, storage, queue, migrations, reports };
+    return { db, storage, queue, migrations, components };
   }
 }
 
 /**
- * Every component's state: our own checks, the expected reported ones (`absent` if missing), then
- * any other report. A report under one of our own names merges to the worse state.
+ * Every component's state: our own checks, then the expected components (`absent` until a plugin
+ * registers them), then the registered ones. Registered names never clash with our own (see
+ * `reserved-names.ts`).
  */
-export function componentStates(o: Overview): Record<string, ComponentState> {
+export function componentStates(o: Overview, expected: readonly string[]): Record<string, ComponentState> {
   const states: Record<string, ComponentState> = {
     db: o.db.state,
     storage: o.storage.state,
     queue: o.queue.state,
     migrations: o.migrations.state,
   };
-  for (const name of REPORTED_COMPONENTS) states[name] = reported(o.reports, name).state;
-  for (const [name, report] of o.reports) {
-    const own = states[name];
-    states[name] = own === undefined ? report.state : worst(own, report.state);
-  }
+  for (const name of expected) states[name] ??= "absent";
+  for (const [name, result] of o.components) states[name] = result.state;
   return states;
 }

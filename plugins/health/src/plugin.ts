@@ -1,8 +1,11 @@
-import { CoreErrors, DEFAULT_STORAGE_QUOTA_BYTES, definePlugin } from "@vellum/core";
+import { definePlugin } from "@vellum/core";
 import { Inspector } from "./inspector.js";
 import { registerHealthMetrics } from "./metrics.js";
-import { type HealthOptions, resolveOptions } from "./options.js";
+import { HEALTH_SETTINGS, type HealthOptions, nestedProblems, resolveOptions } from "./options.js";
+import { refuseReservedNames } from "./reserved-names.js";
+import { registerComponentRoute } from "./routes/component.js";
 import { registerComponentRoutes } from "./routes/components.js";
+import { registerDependenciesRoute } from "./routes/dependencies.js";
 import { registerGovernanceRoutes } from "./routes/governance.js";
 import { registerMetricsRoute } from "./routes/metrics.js";
 import { registerProbeRoutes } from "./routes/probes.js";
@@ -11,20 +14,16 @@ import { WalUpkeep } from "./wal-upkeep.js";
 
 /**
  * Health endpoints (contract §8), `/metrics`, WAL upkeep and storage accounting. Other plugins
- * take part only through the `health:check` and `storage:changed` hooks; this plugin imports none.
+ * take part by registering components (`ctx.health`) and through the `storage:changed` hook; this
+ * plugin imports none and names none.
  */
 export const health = definePlugin<HealthOptions>({
   name: "health",
+  settings: HEALTH_SETTINGS,
+  checkSettings: nestedProblems,
   setup(ctx) {
     const options = resolveOptions(ctx.options);
-    const quota = ctx.config.storageQuotaBytes ?? DEFAULT_STORAGE_QUOTA_BYTES;
-    if (!(quota > 0)) {
-      throw CoreErrors.configInvalid(["storageQuotaBytes", "expected a positive number of bytes"], {
-        plugin: "health",
-      });
-    }
-
-    const usage = new StorageUsage(ctx.dataDir, ctx.database, quota);
+    const usage = new StorageUsage(ctx.dataDir, ctx.database, options.storageQuotaBytes);
     const inspector = new Inspector(ctx, options, usage);
     const metrics = registerHealthMetrics(ctx.metrics, {
       walSizeBytes: () => ctx.database.walSizeBytes(),
@@ -38,6 +37,7 @@ export const health = definePlugin<HealthOptions>({
 
     ctx.hooks.hook("storage:changed", (change) => usage.apply(change?.bytes));
     ctx.onStart(async () => {
+      refuseReservedNames(ctx.kernel.components());
       await usage.rescan().catch((error: unknown) => ctx.captureError(error, { task: "storage-scan" }));
     });
     ctx.schedule("wal-upkeep", { everyMs: options.wal.checkIntervalMs }, async () => {
@@ -47,7 +47,9 @@ export const health = definePlugin<HealthOptions>({
 
     registerProbeRoutes(inspector);
     registerComponentRoutes(inspector, upkeep);
+    registerDependenciesRoute(inspector);
     registerGovernanceRoutes(inspector);
     registerMetricsRoute(inspector);
+    registerComponentRoute(inspector);
   },
 });

@@ -41,7 +41,7 @@ let t: TestVellum;
 beforeAll(async () => {
   const doc = parse(await readFile(RULES_FILE, "utf8")) as { groups: Array<{ name: string; rules: Rule[] }> };
   rules = doc.groups.flatMap((g) => g.rules);
-  t = await createTestVellum({ plugins: [health()], config: { storageQuotaBytes: 10_000 } });
+  t = await createTestVellum({ plugins: [health({ storageQuotaBytes: 10_000 })] });
   await t.fetch("/health/storage");
   await t.fetch("/health/db");
   await t.vellum.queue().enqueue(t.vellum.db(), "articles", "create", {});

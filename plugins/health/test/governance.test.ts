@@ -3,7 +3,7 @@ import { createConsola } from "consola";
 import { afterEach, describe, expect, it } from "vitest";
 import { health } from "../src/index.js";
 import { getJson } from "./http.js";
-import { extras, reporter } from "./fixtures/plugins.js";
+import { component, extras } from "./fixtures/plugins.js";
 import { metricValue } from "./prometheus.js";
 
 let t: TestVellum | undefined;
@@ -15,7 +15,7 @@ afterEach(async () => {
 const get = (path: string) => getJson(t, path);
 
 describe("/health/ethics", () => {
-  it("is compliant with the default configuration", async () => {
+  it("is compliant with the default configuration, and says nothing about backups while no component claims any", async () => {
     t = await createTestVellum({ plugins: [health({ environment: {} })] });
     const { status, body } = await get("/health/ethics");
     expect(status).toBe(200);
@@ -24,13 +24,13 @@ describe("/health/ethics", () => {
       checks: {
         search_queries_logged: false,
         external_telemetry: false,
-        backups_encrypted: true,
+        backups_encrypted: null,
         metrics_local_only: true,
       },
       details: {
         query_logging: [],
         telemetry_signals: [],
-        backup: "not configured",
+        backup: "none",
         metrics_routes: [{ path: "/metrics", plugin: "health" }],
       },
     });
@@ -53,39 +53,57 @@ describe("/health/ethics", () => {
     expect(body.details.telemetry_signals).toEqual(["NODE_OPTIONS"]);
   });
 
-  it("reads the backup settings in force: encrypted, off, or enabled without a passphrase", async () => {
+  it("takes backups_encrypted from the components' claims: all true, or any false", async () => {
+    const claiming = (name: string, encrypted: boolean) =>
+      component(name, () => ({ state: "ok", ethics: { backups_encrypted: encrypted } }));
     const cases = [
-      [{ target: "/backups", passphrase: "correct horse battery staple" }, "encrypted", true],
-      [{ target: "/backups", off: true }, "off", true],
-      [{ target: "/backups" }, "unencrypted", false],
-      [{ target: "/backups", passphrase: "correct horse battery staple", encrypt: false }, "unencrypted", false],
+      [[claiming("archive", true)], "encrypted", true],
+      [[claiming("archive", true), claiming("mirror", true)], "encrypted", true],
+      [[claiming("archive", true), claiming("mirror", false)], "unencrypted", false],
     ] as const;
-    for (const [backup, mode, encrypted] of cases) {
-      t = await createTestVellum({ plugins: [health({ environment: {} })], config: { pluginOptions: { backup } } });
+    for (const [plugins, mode, encrypted] of cases) {
+      t = await createTestVellum({ plugins: [health({ environment: {} }), ...plugins] });
       const { body } = await get("/health/ethics");
       expect(body.details.backup, mode).toBe(mode);
       expect(body.checks.backups_encrypted, mode).toBe(encrypted);
       expect(body.compliant, mode).toBe(encrypted);
-      expect(JSON.stringify(body)).not.toContain("correct horse");
       await t.close();
       t = undefined;
     }
   });
 
-  it("is not compliant when a route or plugin declares query logging", async () => {
-    t = await createTestVellum({ plugins: [health({ environment: {} }), extras({ logQueries: true })] });
+  it("makes no claim for a component whose check fails", async () => {
+    const broken = () => {
+      throw new Error("no answer");
+    };
+    t = await createTestVellum({ plugins: [health({ environment: {} }), component("archive", broken)] });
+    const { body } = await get("/health/ethics");
+    expect(body.checks.backups_encrypted).toBeNull();
+    expect(body.details.backup).toBe("none");
+  });
+
+  it("is not compliant when a route declares query logging or a component claims it", async () => {
+    const logging = component("finder", () => ({ state: "ok", ethics: { search_queries_logged: true } }));
+    t = await createTestVellum({ plugins: [health({ environment: {} }), extras({ logQueries: true }), logging] });
     const { body } = await get("/health/ethics");
     expect(body.compliant).toBe(false);
     expect(body.checks.search_queries_logged).toBe(true);
-    expect(body.details.query_logging).toEqual(["GET /api/v1/extras/find", "plugin extras"]);
+    expect(body.details.query_logging).toEqual(["GET /api/v1/extras/find", "component finder"]);
+  });
+
+  it("is compliant when a component claims it does not log queries", async () => {
+    const quiet = component("finder", () => ({ state: "ok", ethics: { search_queries_logged: false } }));
+    t = await createTestVellum({ plugins: [health({ environment: {} }), quiet] });
+    const { body } = await get("/health/ethics");
+    expect(body).toMatchObject({ compliant: true, checks: { search_queries_logged: false } });
   });
 
   it("is backed by an access log that never carries query strings", async () => {
     const lines: string[] = [];
     const logger = createConsola({ level: 3, reporters: [{ log: (entry) => lines.push(entry.args.join(" ")) }] });
     t = await createTestVellum({ plugins: [health({ environment: {} })], config: { logger } });
-    await t.fetch("/health/search?q=very-private-query");
-    expect(lines.some((l) => l.includes("/health/search"))).toBe(true);
+    await t.fetch("/health/db?q=very-private-query");
+    expect(lines.some((l) => l.includes("/health/db"))).toBe(true);
     expect(lines.join("\n")).not.toContain("very-private-query");
     expect((await get("/health/ethics")).body.checks.search_queries_logged).toBe(false);
   });
@@ -153,13 +171,9 @@ describe("/health/ai", () => {
     });
   });
 
-  it("takes the state an AI plugin reports", async () => {
+  it("takes the state of the component registered as ai", async () => {
     t = await createTestVellum({
-      plugins: [
-        health(),
-        extras(),
-        reporter("ai", () => ({ name: "ai", ok: false, state: "degraded", detail: { index: "stale" } })),
-      ],
+      plugins: [health(), extras(), component("ai", () => ({ state: "degraded", detail: { index: "stale" } }))],
       config: { features: ["ai"] },
     });
     const { status, body } = await get("/health/ai");

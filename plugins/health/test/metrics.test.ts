@@ -87,7 +87,7 @@ describe("/metrics access", () => {
 
 describe("/metrics content", () => {
   it("exposes every metric the seed names, with default process metrics prefixed service_", async () => {
-    t = await createTestVellum({ plugins: [health()], config: { storageQuotaBytes: 10_000 } });
+    t = await createTestVellum({ plugins: [health({ storageQuotaBytes: 10_000 })] });
     expect((await t.fetch("/health/storage")).status).toBe(503);
     const queue = t.vellum.queue();
     await queue.enqueue(t.vellum.db(), "articles", "create", {});
@@ -123,7 +123,7 @@ describe("/metrics content", () => {
   });
 
   it("reports storage gauges for the quota alerts", async () => {
-    t = await createTestVellum({ plugins: [health()], config: { storageQuotaBytes: 1_000_000 } });
+    t = await createTestVellum({ plugins: [health({ storageQuotaBytes: 1_000_000 })] });
     const samples = parseExposition(await (await t.fetch("/metrics")).text()).samples;
     const value = (name: string) => samples.find((s) => s.name === name)?.value;
     expect(value("service_storage_quota_bytes")).toBe(1_000_000);

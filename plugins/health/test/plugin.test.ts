@@ -6,6 +6,7 @@ import { createTestVellum, type TestVellum } from "@vellum/core/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import * as entry from "../src/index.js";
 import { health } from "../src/index.js";
+import { component } from "./fixtures/plugins.js";
 
 let t: TestVellum | undefined;
 afterEach(async () => {
@@ -18,7 +19,7 @@ const ENDPOINTS = [
   "/health/live",
   "/health/ready",
   "/health/db",
-  "/health/search",
+  "/health/mirror",
   "/health/workers",
   "/health/storage",
   "/health/dependencies",
@@ -34,8 +35,8 @@ describe("health plugin", () => {
     expect(health().name).toBe("health");
   });
 
-  it("serves the twelve health endpoints and /metrics, none needing the key", async () => {
-    t = await createTestVellum({ plugins: [health()] });
+  it("serves the health endpoints, a registered component's and /metrics, none needing the key", async () => {
+    t = await createTestVellum({ plugins: [health(), component("mirror", () => ({ state: "ok" }))] });
     for (const path of ENDPOINTS) {
       const res = await t.fetch(path, { clientAddress: "203.0.113.1" });
       expect(res.status, path).toBe(200);
@@ -45,7 +46,7 @@ describe("health plugin", () => {
   });
 
   it("answers every health route with JSON even while the database is closed", async () => {
-    t = await createTestVellum({ plugins: [health()] });
+    t = await createTestVellum({ plugins: [health(), component("mirror", () => ({ state: "ok" }))] });
     await t.vellum.db().destroy();
     for (const path of [...ENDPOINTS, "/metrics"]) {
       const res = await t.fetch(path);
@@ -58,7 +59,9 @@ describe("health plugin", () => {
     [{ plugins: [health({ storage: { fullRatio: 1.5 } })] }, "pluginOptions.health.storage.fullRatio"],
     [{ plugins: [health({ storage: { warnRatio: 0.95 } })] }, "pluginOptions.health.storage.warnRatio"],
     [{ plugins: [health({ wal: { idleMs: -1 } })] }, "pluginOptions.health.wal.idleMs"],
-    [{ plugins: [health()], config: { storageQuotaBytes: 0 } }, "storageQuotaBytes"],
+    [{ plugins: [health({ storageQuotaBytes: 0 })] }, "STORAGE_QUOTA_GB"],
+    [{ plugins: [health({ checkTimeoutMs: 0 })] }, "pluginOptions.health.checkTimeoutMs"],
+    [{ plugins: [health({ expect: ["no such/name"] })] }, "pluginOptions.health.expect"],
   ])("refuses invalid settings at start with VELLUM_CONFIG_INVALID naming them (%#)", async (options, named) => {
     const dataDir = await mkdtemp(join(tmpdir(), "vellum-health-options-"));
     try {

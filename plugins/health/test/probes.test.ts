@@ -1,7 +1,7 @@
 import { createTestVellum, type TestVellum } from "@vellum/core/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { health } from "../src/index.js";
-import { missingIndex, reporter, slowRoute } from "./fixtures/plugins.js";
+import { component, missingIndex, slowRoute } from "./fixtures/plugins.js";
 
 let t: TestVellum | undefined;
 afterEach(async () => {
@@ -28,20 +28,33 @@ describe("/health", () => {
     expect(after).toBeGreaterThan(before);
   });
 
-  it("is degraded, still 200, with components, when search reports unavailable", async () => {
-    t = await createTestVellum({ plugins: [health(), reporter("search", () => missingIndex("unavailable"))] });
+  it("is degraded, still 200, with components, when a registered component is unavailable", async () => {
+    t = await createTestVellum({
+      plugins: [health({ expect: ["backup"] }), component("search", () => missingIndex("unavailable"))],
+    });
     const res = await t.fetch("/health");
     expect(res.status).toBe(200);
     const body = await res.json();
     expect(body.status).toBe("degraded");
-    expect(body.components).toMatchObject({ search: "unavailable", db: "ok", storage: "ok", queue: "ok" });
+    expect(body.components).toEqual({
+      db: "ok",
+      storage: "ok",
+      queue: "ok",
+      migrations: "ok",
+      backup: "absent",
+      search: "unavailable",
+    });
   });
 
-  it("does not count a component no plugin reports (search not installed)", async () => {
-    t = await createTestVellum({ plugins: [health()] });
-    expect((await (await t.fetch("/health")).json()).status).toBe("ok");
+  it("does not count an expected component that no plugin registers", async () => {
+    t = await createTestVellum({ plugins: [health({ expect: ["search"] })] });
+    expect(await (await t.fetch("/health")).json()).toEqual({
+      status: "ok",
+      version: expect.any(String),
+      uptime_seconds: expect.any(Number),
+    });
     const deps = await (await t.fetch("/health/dependencies")).json();
-    expect(deps.dependencies.search).toEqual({ status: "absent" });
+    expect(deps).toMatchObject({ status: "ok", dependencies: { search: { status: "absent" } } });
   });
 
   it("is degraded with db unavailable when the database is closed, and never 500s", async () => {
@@ -74,27 +87,43 @@ describe("/health/live", () => {
 });
 
 describe("/health/ready", () => {
-  it("is ready when db, search and storage are fine", async () => {
-    t = await createTestVellum({ plugins: [health(), reporter("search", () => ({ name: "search", ok: true }))] });
+  it("is ready when db, storage and the readiness components are fine, in the body of today", async () => {
+    t = await createTestVellum({
+      plugins: [
+        component("search", () => ({ state: "ok" }), { readiness: true }),
+        health(),
+        component("mirror", () => ({ state: "unavailable" })),
+      ],
+    });
     const res = await t.fetch("/health/ready");
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({
-      ready: true,
-      state: "ready",
-      checks: { db: "ok", search: "ok", storage: "ok" },
-    });
+    expect(await res.text()).toBe(
+      JSON.stringify({ ready: true, state: "ready", checks: { db: "ok", search: "ok", storage: "ok" } }),
+    );
   });
 
-  it("stays ready without a search plugin (search absent)", async () => {
-    t = await createTestVellum({ plugins: [health()] });
+  it("checks only db and storage when no component counts for readiness", async () => {
+    t = await createTestVellum({ plugins: [health({ expect: ["search"] })] });
     const res = await t.fetch("/health/ready");
     expect(res.status).toBe(200);
-    expect((await res.json()).checks.search).toBe("absent");
+    expect((await res.json()).checks).toEqual({ db: "ok", storage: "ok" });
+  });
+
+  it("is not ready while a readiness component's check throws", async () => {
+    const broken = () => {
+      throw new Error("engine gone");
+    };
+    t = await createTestVellum({ plugins: [health(), component("index", broken, { readiness: true })] });
+    const res = await t.fetch("/health/ready");
+    expect(res.status).toBe(503);
+    expect(await res.json()).toMatchObject({ ready: false, checks: { index: "unavailable" } });
   });
 
   it("stays ready while the search index is degraded (articles stay readable), not when search is unavailable", async () => {
     let state: "degraded" | "unavailable" = "degraded";
-    t = await createTestVellum({ plugins: [health(), reporter("search", () => missingIndex(state))] });
+    t = await createTestVellum({
+      plugins: [health(), component("search", () => missingIndex(state), { readiness: true })],
+    });
     const degraded = await t.fetch("/health/ready");
     expect(degraded.status).toBe(200);
     expect((await degraded.json()).checks.search).toBe("degraded");

@@ -149,27 +149,34 @@ export class Writes {
 
   /** One write of `owner`: its own transaction, committed, then its after-commit work. */
   async run<R>(owner: string, work: (w: Write<never>) => Promise<R>): Promise<R> {
-    return this.transaction(this.#db, owner, (trx, scope) => work(this.bind(owner, trx, scope)));
+    const { value, committed } = await this.transaction(this.#db, owner, (trx, scope) =>
+      work(this.bind(owner, trx, scope)),
+    );
+    await committed();
+    return value;
   }
 
   /**
-   * Runs `steps` in one transaction on `connection` with a scope: flushes what was collected
-   * before the commit, and runs what was deferred after it.
+   * Runs `steps` in one transaction on `connection` with a scope, flushing what was collected
+   * before the commit. Resolves once committed, with `committed()` to run what was deferred: the
+   * caller calls it after it let go of the connection (the queue worker holds it for a batch),
+   * so after-commit hooks may use the database.
    */
   async transaction<R>(
     connection: Executor,
     owner: string,
     steps: (trx: AnyTransaction, scope: WriteScope) => Promise<R>,
-  ): Promise<R> {
+  ): Promise<{ value: R; committed: () => Promise<void> }> {
     const scope = new WriteScope();
-    const result = await connection.transaction().execute(async (trx) => {
+    const value = await connection.transaction().execute(async (trx) => {
       scopes.set(trx, scope);
-      const value = await steps(trx, scope);
+      const result = await steps(trx, scope);
       await scope.flush(trx, (error, key) => this.#report(error, { plugin: owner, tags: { flush: key } }));
-      return value;
+      return result;
     });
-    await scope.afterCommit((error) => this.#report(error, { plugin: owner, tags: { step: "after-commit" } }));
-    return result;
+    const committed = () =>
+      scope.afterCommit((error) => this.#report(error, { plugin: owner, tags: { step: "after-commit" } }));
+    return { value, committed };
   }
 
   /** The `Write` of `owner` in a transaction the kernel runs. */

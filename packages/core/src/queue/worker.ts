@@ -216,7 +216,7 @@ export class QueueWorker {
   async #applyBatch(jobs: JobRecord[]): Promise<void> {
     const handler = this.#handler as TransactionalHandler<unknown>;
     const failures: Failure[] = [];
-    await this.#deferSync((connection) =>
+    const { committed } = await this.#deferSync((connection) =>
       this.#writes.transaction(connection, this.#owner, async (trx, scope) => {
         const applied: JobRecord[] = [];
         const failedKeys = new Set<string>();
@@ -235,13 +235,14 @@ export class QueueWorker {
         await this.#markApplied(trx, applied);
       }),
     );
+    await committed();
     for (const failure of failures) this.#reportFailure(failure);
   }
 
   /** Applies queued job `job` now, ahead of the worker, as one write; false when it is no longer queued. */
   async applyNow(id: string): Promise<boolean> {
     const handler = this.#handler as TransactionalHandler<unknown>;
-    return this.#writes.transaction(this.#db, this.#owner, async (trx, scope) => {
+    const { value, committed } = await this.#writes.transaction(this.#db, this.#owner, async (trx, scope) => {
       const row = await trx.selectFrom(JOBS_TABLE).selectAll().where("id", "=", id).executeTakeFirst();
       if (row?.status !== "queued") return false;
       const job = toJobRecord(row as JobRow);
@@ -249,6 +250,8 @@ export class QueueWorker {
       await this.#markApplied(trx, [job]);
       return true;
     });
+    await committed();
+    return value;
   }
 
   /** At least once: the handler runs outside any transaction and the job is marked applied afterwards. */

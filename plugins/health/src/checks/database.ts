@@ -1,4 +1,4 @@
-import type { VellumPluginContext } from "@vellum/core";
+import { sql, type VellumPluginContext } from "@vellum/core";
 import { DeadlineError, type FailureLog, withDeadline } from "./state.js";
 
 export interface DatabaseCheck {
@@ -40,10 +40,7 @@ export async function checkDatabase(
     await withDeadline(
       (async () => {
         await db.ping();
-        await ctx.db
-          .selectFrom("sqlite_master")
-          .select((eb) => eb.fn.countAll().as("n"))
-          .executeTakeFirst();
+        await sql`select count(*) as n from sqlite_master`.execute(ctx.db);
       })(),
       timeoutMs,
       "database check",

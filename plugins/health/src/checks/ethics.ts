@@ -1,4 +1,4 @@
-import type { RouteRecord, VellumConfig } from "@vellum/core";
+import type { EthicsClaims, RouteRecord } from "@vellum/core";
 
 /** Variables that send traces, metrics, logs or errors to an outside service when set. */
 const TELEMETRY_VARIABLES = [
@@ -26,12 +26,13 @@ const AGENT_PRELOAD =
   /(?:--require|--import|-r)[ =]\S*(?:@opentelemetry|dd-trace|newrelic|elastic-apm-node|@sentry\/|@datadog)/;
 
 export interface EthicsInput {
-  config: Readonly<VellumConfig>;
   routes: readonly RouteRecord[];
   environment: Readonly<Record<string, string | undefined>>;
   execArgv: readonly string[];
   /** The plugin that serves `/metrics` with the loopback-or-key rule (this one). */
   metricsOwner: string;
+  /** What each registered component claims, by component name. */
+  claims: ReadonlyMap<string, EthicsClaims>;
 }
 
 /** Names of the telemetry settings in force (never their values). */
@@ -44,54 +45,48 @@ export function telemetrySignals(env: EthicsInput["environment"], execArgv: read
   return signals;
 }
 
-/** Options of one plugin as it runs: its factory's inline options over `pluginOptions[configKey]`. */
-function pluginSettings(config: Readonly<VellumConfig>, name: string): Record<string, unknown> {
-  const plugin = config.plugins?.find((p) => p && p.name === name);
-  const key = plugin ? (plugin.definition.configKey ?? name) : name;
-  return { ...config.pluginOptions?.[key], ...(plugin ? plugin.options : {}) };
-}
-
-/** `off`, `not configured`, `encrypted` or `unencrypted`, from the backup settings in force. */
-export function backupMode(config: Readonly<VellumConfig>): "off" | "not configured" | "encrypted" | "unencrypted" {
-  const backup = pluginSettings(config, "backup");
-  if (backup.off === true) return "off";
-  if (typeof backup.target !== "string" || backup.target === "") return "not configured";
-  const keyed = typeof backup.passphrase === "string" && backup.passphrase !== "";
-  return keyed && backup.encrypt !== false ? "encrypted" : "unencrypted";
-}
-
-/** Routes or plugin options that declare logging of queries (`meta.logsQueries`, `logQueries: true`). */
-export function queryLogging(input: Pick<EthicsInput, "config" | "routes">): string[] {
+/** Routes that declare `meta.logsQueries`, and components that claim `search_queries_logged`. */
+export function queryLogging(input: Pick<EthicsInput, "routes" | "claims">): string[] {
   const found = input.routes.filter((r) => r.meta.logsQueries === true).map((r) => `${r.method} ${r.path}`);
-  const names = new Set([
-    ...Object.keys(input.config.pluginOptions ?? {}),
-    ...(input.config.plugins ?? []).flatMap((p) => (p ? [p.name] : [])),
-  ]);
-  for (const name of names) if (pluginSettings(input.config, name).logQueries === true) found.push(`plugin ${name}`);
+  for (const [name, claims] of input.claims) if (claims.search_queries_logged === true) found.push(`component ${name}`);
   return found;
 }
 
 /**
- * The seed's ethics commitments, each computed from the running configuration: search queries
- * are not logged, no external telemetry is configured, backups are encrypted (or off), and
- * metrics stay local (only this plugin serves them, to loopback clients or holders of the key).
+ * Sums up the components' `backups_encrypted` claims: `none` when no component makes one (no
+ * component keeps copies of the data, so there is nothing to vouch for), `encrypted` when every
+ * claim is true, else `unencrypted`.
+ */
+export function encryptionClaim(claims: EthicsInput["claims"]): "none" | "encrypted" | "unencrypted" {
+  const said = [...claims.values()].flatMap((c) =>
+    typeof c.backups_encrypted === "boolean" ? [c.backups_encrypted] : [],
+  );
+  if (said.length === 0) return "none";
+  return said.every(Boolean) ? "encrypted" : "unencrypted";
+}
+
+/**
+ * The seed's ethics commitments, each computed from the running instance: queries are not
+ * logged, no external telemetry is configured, copies of the data are encrypted (`null` while no
+ * component claims to make any), and metrics stay local (only this plugin serves them, to
+ * loopback clients or holders of the key).
  */
 export function ethics(input: EthicsInput) {
   const queryLoggers = queryLogging(input);
   const signals = telemetrySignals(input.environment, input.execArgv);
-  const backup = backupMode(input.config);
+  const encryption = encryptionClaim(input.claims);
   const metricsRoutes = input.routes.filter((r) => /(^|\/)metrics$/.test(r.path));
   const foreignMetrics = metricsRoutes.filter((r) => r.plugin !== input.metricsOwner);
   const checks = {
     search_queries_logged: queryLoggers.length > 0,
     external_telemetry: signals.length > 0,
-    backups_encrypted: backup !== "unencrypted",
+    backups_encrypted: encryption === "none" ? null : encryption === "encrypted",
     metrics_local_only: foreignMetrics.length === 0 && !signals.some((s) => METRICS_SIGNALS.has(s)),
   };
   const compliant =
     !checks.search_queries_logged &&
     !checks.external_telemetry &&
-    checks.backups_encrypted &&
+    checks.backups_encrypted !== false &&
     checks.metrics_local_only;
   return {
     compliant,
@@ -99,7 +94,7 @@ export function ethics(input: EthicsInput) {
     details: {
       query_logging: queryLoggers,
       telemetry_signals: signals,
-      backup,
+      backup: encryption,
       metrics_routes: metricsRoutes.map((r) => ({ path: r.path, plugin: r.plugin })),
     },
   };

@@ -1,4 +1,4 @@
-import type { QueueStats, VellumPluginContext } from "@vellum/core";
+import type { KernelInfo, QueueStats } from "@vellum/core";
 import type { QueueOptions } from "../options.js";
 import { type FailureLog, withDeadline } from "./state.js";
 
@@ -25,18 +25,18 @@ function workerRows(registered: string[], rows: QueueStats[]): QueueCheck["worke
 }
 
 /**
- * Reads the durable queue's backlog. Degraded above the seed's alert levels (depth above 1000,
+ * Reads the backlog of every durable queue. Degraded above the seed's alert levels (depth above 1000,
  * dead letters above 10, both configurable); unavailable when the queue table cannot be read.
  */
 export async function checkQueue(
-  ctx: VellumPluginContext<object>,
+  kernel: KernelInfo,
   options: QueueOptions,
   timeoutMs: number,
   log: FailureLog,
 ): Promise<QueueCheck> {
-  const running = ctx.kernel.state() === "ready";
+  const running = kernel.state() === "ready";
   try {
-    const rows = await withDeadline(ctx.queue.stats(), timeoutMs, "queue stats");
+    const rows = await withDeadline(kernel.jobs.stats(), timeoutMs, "queue stats");
     const depth = rows.reduce((sum, r) => sum + r.queued, 0);
     const dead = rows.reduce((sum, r) => sum + r.failed, 0);
     log.passed("queue");
@@ -46,7 +46,7 @@ export async function checkQueue(
       queue_depth: depth,
       dead_letter: dead,
       running,
-      workers: workerRows(ctx.queue.queues(), rows),
+      workers: workerRows(kernel.jobs.queues(), rows),
     };
   } catch (error) {
     log.failed("queue", error);

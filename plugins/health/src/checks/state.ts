@@ -1,7 +1,7 @@
 /**
  * Component states as `/health` reports them. `ok`, `degraded` and `unavailable` are the seed's;
- * `absent` means no installed plugin reports the component (e.g. search not installed) — it is
- * shown, and never counted as a fault.
+ * `absent` means the operator expects a component (option `expect`) that no installed plugin
+ * registers — it is shown, and never counted as a fault.
  */
 export type ComponentState = "ok" | "degraded" | "unavailable" | "absent";
 

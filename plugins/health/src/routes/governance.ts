@@ -21,16 +21,19 @@ export function registerGovernanceRoutes(inspector: Inspector): void {
 
   ctx.router.get(
     "/health/ethics",
-    () =>
-      json(
+    async () => {
+      const components = await inspector.components();
+      const claims = new Map([...components].map(([name, result]) => [name, result.ethics]));
+      return json(
         ethics({
-          config: ctx.config,
           routes: ctx.kernel.routes(),
           environment: inspector.options.environment ?? process.env,
           execArgv: process.execArgv,
           metricsOwner: ctx.name,
+          claims,
         }),
-      ),
+      );
+    },
     plain,
   );
 
@@ -42,7 +45,7 @@ export function registerGovernanceRoutes(inspector: Inspector): void {
       const body = ai({
         features: ctx.features,
         routes: ctx.kernel.routes(),
-        report: (await inspector.reports()).get("ai"),
+        component: await inspector.component("ai"),
       });
       return json(body, body.status === "unavailable" ? 503 : 200);
     },

@@ -1,11 +1,16 @@
-import { reported } from "../checks/reports.js";
-import { isFault } from "../checks/state.js";
+import { type ComponentState, isFault } from "../checks/state.js";
 import { componentStates, type Inspector } from "../inspector.js";
 import { json } from "../respond.js";
 
+/** The same entries with their keys in alphabetical order, so the body does not depend on plugin order. */
+const byName = <V>(record: Record<string, V>): Record<string, V> =>
+  Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : 1)));
+
 /**
  * `/health`, `/health/live` and `/health/ready`: probe routes, answered before start-up has
- * finished and during shutdown too (route meta `probe: true`), without the API key.
+ * finished and during shutdown too (route meta `probe: true`), without the API key. Ready means:
+ * the kernel is ready, and neither db, storage nor a component registered with `readiness: true`
+ * is unavailable.
  */
 export function registerProbeRoutes(inspector: Inspector): void {
   const { ctx } = inspector;
@@ -14,7 +19,7 @@ export function registerProbeRoutes(inspector: Inspector): void {
   ctx.router.get(
     "/health",
     async () => {
-      const components = componentStates(await inspector.overview());
+      const components = componentStates(await inspector.overview(), inspector.options.expect);
       if (ctx.kernel.state() !== "ready") components.service = "unavailable";
       const degraded = Object.values(components).some(isFault);
       return json({
@@ -33,14 +38,15 @@ export function registerProbeRoutes(inspector: Inspector): void {
     "/health/ready",
     async () => {
       const state = ctx.kernel.state();
-      const [db, storage, reports] = await Promise.all([
+      const [db, storage, components] = await Promise.all([
         inspector.database(),
         inspector.storage(),
-        inspector.reports(),
+        inspector.components((c) => c.readiness === true),
       ]);
-      const checks = { db: db.state, search: reported(reports, "search").state, storage: storage.state };
+      const checks: Record<string, ComponentState> = { db: db.state, storage: storage.state };
+      for (const [name, result] of components) checks[name] = result.state;
       const ready = state === "ready" && Object.values(checks).every((s) => s !== "unavailable");
-      return json({ ready, state, checks }, ready ? 200 : 503);
+      return json({ ready, state, checks: byName(checks) }, ready ? 200 : 503);
     },
     probe,
   );

@@ -1,0 +1,131 @@
+import { MIN_API_KEY_LENGTH, type Parsed, parseList, type SettingDeclaration } from "@vellum/core";
+import { LogLevels } from "consola";
+import { parseDatabaseUrl } from "./database-url.js";
+import {
+  logLevelName,
+  parseBaseUrl,
+  parseLogLevel,
+  parseOrigins,
+  parsePort,
+  parseRequired,
+  parseTrustProxy,
+} from "./parse.js";
+
+/**
+ * A setting of the command line or the kernel, declared the way plugins declare theirs, plus the flag that
+ * wins over its variable and how `vellum config` shows its value. Plugins' declarations have neither.
+ */
+export interface CliSettingDeclaration extends SettingDeclaration {
+  /** The flag that wins over the variable (`--port`). */
+  flag?: string;
+  /** The value as `vellum config` prints it, when the raw value reads badly. */
+  show?(value: unknown): string;
+}
+
+const problemOf = (parsed: Parsed<unknown>) => (parsed.ok ? undefined : parsed.problem);
+
+/** Checks a value from the config file with the parser of the variable. */
+const textCheck = (parse: (text: string) => Parsed<unknown>) => (value: unknown) =>
+  typeof value === "string" ? problemOf(parse(value)) : "expected a string";
+
+const isStringList = (value: unknown): value is string[] =>
+  Array.isArray(value) && value.every((entry) => typeof entry === "string");
+
+function parseApiKey(text: string): Parsed<string> {
+  return text.length < MIN_API_KEY_LENGTH
+    ? { ok: false, problem: `the key is shorter than ${MIN_API_KEY_LENGTH} characters` }
+    : { ok: true, value: text };
+}
+
+/**
+ * The settings of the command line and the kernel, keyed by their (dotted) key in the config file. The CLI
+ * reads, checks, prints (`vellum config`) and documents (`docs/config.md`) them like the plugins' settings.
+ */
+export const CLI_SETTINGS = {
+  port: {
+    env: "PORT",
+    flag: "--port",
+    description: "listen port of `vellum serve` (`--port` wins)",
+    default: 3000,
+    parse: parsePort,
+    check: (value: unknown) =>
+      Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 65_535
+        ? undefined
+        : "expected a port number (0-65535)",
+  },
+  host: {
+    env: "HOST",
+    flag: "--host",
+    description: "listen address (`--host` wins)",
+    default: "127.0.0.1",
+    parse: parseRequired,
+    check: textCheck(parseRequired),
+  },
+  dataDir: {
+    env: "SERVICE_DATA_DIR",
+    flag: "--data-dir",
+    description: "data directory (`--data-dir` wins): `db/`, `settings/` and the folders plugins ask for",
+    default: "./data",
+    parse: parseRequired,
+    check: textCheck(parseRequired),
+  },
+  "security.apiKey": {
+    env: "SERVICE_API_KEY",
+    description:
+      `bearer key for writes (at least ${MIN_API_KEY_LENGTH} characters). Unset: generated into ` +
+      "`<data>/settings/api-key` (0600) and printed once; the environment wins over the stored key",
+    defaultText: "generated",
+    secret: true,
+    parse: parseApiKey,
+    check: textCheck(parseApiKey),
+  },
+  baseUrl: {
+    env: "SERVICE_BASE_URL",
+    description: "absolute URL of the service, for absolute links; `https:` makes the CSRF cookie `Secure`",
+    defaultText: "http://<host>:<port> of the effective listen address",
+    parse: parseBaseUrl,
+    check: textCheck(parseBaseUrl),
+  },
+  "database.sqlite.path": {
+    env: "SERVICE_DATABASE_URL",
+    description: "a SQLite path or `sqlite:` / `file:` URL; `postgres://` is refused until scale-out lands",
+    defaultText: "<data>/db/vellum.sqlite",
+    parse: parseDatabaseUrl,
+    check: textCheck(parseRequired),
+  },
+  "security.trustProxy": {
+    env: "SERVICE_TRUST_PROXY",
+    description: "`true` (one hop) or a hop count: client IP from `X-Forwarded-For`, counted from the right",
+    default: false,
+    parse: parseTrustProxy,
+    check: (value: unknown) =>
+      typeof value === "boolean" || Number.isInteger(value)
+        ? problemOf(parseTrustProxy(String(value)))
+        : "expected true, false or a number of proxy hops",
+  },
+  corsOrigins: {
+    env: "SERVICE_CORS_ORIGINS",
+    description: "comma list of `scheme://host[:port]` origins, or `*`",
+    default: [],
+    parse: parseOrigins,
+    check: (value: unknown) =>
+      isStringList(value) ? problemOf(parseOrigins(value.join(","))) : "expected a list of origins",
+  },
+  features: {
+    env: "SERVICE_FEATURES",
+    description: "comma list of experimental flags (`ai`)",
+    default: [],
+    parse: (text: string): Parsed<string[]> => ({ ok: true, value: parseList(text) }),
+    check: (value: unknown) => (isStringList(value) ? undefined : "expected a list of flags"),
+  },
+  logLevel: {
+    env: "SERVICE_LOG_LEVEL",
+    description: "`silent`, `error`, `warn`, `info`, `debug`, `trace`",
+    default: LogLevels.info,
+    defaultText: "info",
+    parse: parseLogLevel,
+    check: (value: unknown) =>
+      typeof value === "number" && !Number.isNaN(value) ? undefined : "expected a consola level number",
+    show: (value: unknown) => logLevelName(value as number),
+  },
+} satisfies Record<string, CliSettingDeclaration>;
