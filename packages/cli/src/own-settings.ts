@@ -81,8 +81,10 @@ export const CLI_SETTINGS = {
   },
   baseUrl: {
     env: "SERVICE_BASE_URL",
-    description: "absolute URL of the service, for absolute links; `https:` makes the CSRF cookie `Secure`",
-    defaultText: "http://<host>:<port> of the effective listen address",
+    description:
+      "absolute URL of the service, for absolute links (default: the effective listen address); " +
+      "`https:` makes the CSRF cookie `Secure`",
+    defaultText: "http://<host>:<port>",
     parse: parseBaseUrl,
     check: textCheck(parseBaseUrl),
   },

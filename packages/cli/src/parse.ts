@@ -46,7 +46,7 @@ function httpUrl(text: string): URL | undefined {
 /** An absolute http(s) URL without a trailing slash. */
 export function parseBaseUrl(text: string): Parsed<string> {
   const url = httpUrl(text);
-  if (!url || url.search || url.hash) return fail(`'${text}' is not an absolute http(s) URL without query or fragment`);
+  if (!url || /[?#]/.test(url.href)) return fail(`'${text}' is not an absolute http(s) URL without query or fragment`);
   return ok(url.href.replace(/\/+$/, ""));
 }
 

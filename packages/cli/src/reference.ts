@@ -31,10 +31,16 @@ function settingsTable(group: DeclaredGroup): string[] {
   return [
     "| variable | config-file key | default | meaning |",
     "|---|---|---|---|",
-    ...group.settings.map(({ key, declaration }) =>
-      `| ${[declaration.env ? code(declaration.env) : "—", code(key), defaultCell(declaration), declaration.description]
-        .map(cell)
-        .join(" | ")} |`,
+    ...group.settings.map(
+      ({ key, declaration }) =>
+        `| ${[
+          declaration.env ? code(declaration.env) : "—",
+          code(key),
+          defaultCell(declaration),
+          declaration.description,
+        ]
+          .map(cell)
+          .join(" | ")} |`,
     ),
   ];
 }

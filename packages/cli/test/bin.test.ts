@@ -263,11 +263,7 @@ describe.concurrent("vellum --dry-run (the built binary)", () => {
   it("lists every problem at once, one line each", async ({ onTestFinished }) => {
     const { tempDir, vellum } = scope(onTestFinished);
     const dir = tempDir();
-    const result = await vellum(
-      ["--dry-run"],
-      { PORT: "x", SERVICE_API_KEY: SHORT_KEY, STORAGE_QUOTA_GB: "0" },
-      dir,
-    );
+    const result = await vellum(["--dry-run"], { PORT: "x", SERVICE_API_KEY: SHORT_KEY, STORAGE_QUOTA_GB: "0" }, dir);
     expect(
       result.stderr
         .split("\n")

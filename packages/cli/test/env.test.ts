@@ -166,7 +166,13 @@ describe("readEnvironment precedence", () => {
     const env = { PORT: "4200", HOST: "env.local", SERVICE_CORS_ORIGINS: "*" };
     const { config, sources } = readEnvironment(env, { port: "4300" }, { cwd, file });
     expect(config).toMatchObject({ port: 4300, host: "env.local", corsOrigins: ["*"] });
-    expect(sources).toMatchObject({ port: "flag", host: "env", corsOrigins: "env", dataDir: "file", baseUrl: "default" });
+    expect(sources).toMatchObject({
+      port: "flag",
+      host: "env",
+      corsOrigins: "env",
+      dataDir: "file",
+      baseUrl: "default",
+    });
   });
 
   it("never takes plugins from the file into the configuration", () => {

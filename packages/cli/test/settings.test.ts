@@ -82,7 +82,10 @@ describe("a plugin's declared settings", () => {
 
   it("serve hands ctx.options the environment's values over the config file's", async () => {
     const cwd = tempDir();
-    writeConfigFile(cwd, "export default defineConfig({ pluginOptions: { greeter: { greeting: 'howdy', repeat: 5 } } });");
+    writeConfigFile(
+      cwd,
+      "export default defineConfig({ pluginOptions: { greeter: { greeting: 'howdy', repeat: 5 } } });",
+    );
     const env = { SERVICE_API_KEY: API_KEY, GREETER_REPEAT: "2", SERVICE_GREETER_TOKEN: TOKEN };
     const { code } = await run(["serve", "--port", "0", "--host", "127.0.0.1"], { cwd, env });
     expect(stderr()).toEqual([]);

@@ -1,8 +1,7 @@
-import type { Kysely } from "kysely";
 import type { Storage } from "unstorage";
 import type { VellumConfig } from "./config.js";
 import type { MigrationResult, MigrationStatus } from "./db/migrations.js";
-import type { DatabaseOps } from "./db/types.js";
+import type { AnyDb, DatabaseOps } from "./db/types.js";
 import type { VellumHookApi } from "./hooks/hooks.js";
 import type { LifecycleState } from "./http/pipeline.js";
 import type { VellumMetrics } from "./metrics/metrics.js";
@@ -37,8 +36,8 @@ export interface Vellum {
   state(): LifecycleState;
   /** A service provided by a plugin (host apps use this, plugins use `ctx.inject`). */
   service<K extends keyof VellumServices & string>(key: K): VellumServices[K] | undefined;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- host code narrows the schema
-  db(): Kysely<any>;
+  /** The database on any schema (host code narrows it). */
+  db(): AnyDb;
   database(): DatabaseOps;
   queue(): JobQueue;
   plugins(): readonly string[];

@@ -89,8 +89,8 @@ describe("job queue across a crash", () => {
     expect(appliedBeforeResume).toBeGreaterThanOrEqual(first.applied + second.applied);
     expect(appliedBeforeResume).toBeLessThan(JOBS);
 
-    const { queue, errors, reported } = createJobQueue(db);
-    queue.process("crash-test", "crash", async (job, w) => {
+    const { queue, errors, reported, process } = createJobQueue(db);
+    process("crash", async (job, w) => {
       await w.trx
         .insertInto("crash_rows")
         .values({ job_key: (job.payload as { key: string }).key, job_id: job.id })

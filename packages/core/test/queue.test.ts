@@ -1,25 +1,21 @@
 import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
-import type { VellumDatabase } from "../src/db/types.js";
 import { collectForCommit } from "../src/db/write.js";
 import { VellumError } from "../src/errors/vellum-error.js";
 import type { JobRecord } from "../src/queue/types.js";
 import { defaultBackoffMs } from "../src/queue/worker.js";
-import type { AnyDb } from "./helpers/job-queue.js";
+import { type AnyDb, TEST_OWNER } from "./helpers/job-queue.js";
 import { type AnyTransaction, effectValues, insertEffect, queueTestbed } from "./helpers/queue-testbed.js";
 import { deferred, sleep, waitFor } from "./helpers/wait.js";
 
 const { setup, tempPath, open, newQueue } = queueTestbed();
 
-/** The plugin that owns the test queues (the owner of their writes). */
-const OWNER = "test";
-
 describe("JobQueue", () => {
   it("applies the jobs of a queue in enqueue order, including jobs enqueued while it runs", async () => {
-    const { db, queue, errors } = await setup();
+    const { db, queue, errors, process } = await setup();
     const seen: number[] = [];
     for (let n = 0; n < 30; n++) await queue.enqueue(db, "writes", "write", { n });
-    queue.process(OWNER, "writes", async (job) => {
+    process("writes", async (job) => {
       seen.push((job.payload as { n: number }).n);
     });
     queue.start();
@@ -30,7 +26,7 @@ describe("JobQueue", () => {
     expect(errors).toEqual([]);
   });
 
-  it("gives jobs monotonic ULIDs and returns the stored record from get()", async () => {
+  it("gives jobs monotonic ULIDs and returns the stored record, with its key, from get()", async () => {
     const { db, queue } = await setup();
     const jobs: JobRecord[] = [];
     for (let n = 0; n < 50; n++) jobs.push(await queue.enqueue(db, "q", "t", { n }));
@@ -38,22 +34,24 @@ describe("JobQueue", () => {
     expect([...ids].sort()).toEqual(ids);
     expect(new Set(ids).size).toBe(50);
     const stored = await queue.get(ids[3] as string);
-    expect(stored).toMatchObject({ id: ids[3], queue: "q", type: "t", payload: { n: 3 }, status: "queued" });
+    expect(stored).toMatchObject({ id: ids[3], queue: "q", key: null, type: "t", payload: { n: 3 }, status: "queued" });
     expect(stored?.attempts).toBe(0);
     expect(stored?.last_error).toBeNull();
+    expect(stored?.error_code).toBeNull();
+    const keyed = await queue.enqueue(db, "q", "t", {}, "slug-1");
+    expect(await queue.get(keyed.id)).toMatchObject({ id: keyed.id, key: "slug-1", status: "queued" });
     expect(await queue.get("01ARZ3NDEKTSV4RRFFQ69G5FAV")).toBeUndefined();
   });
 
   it("group-commits pending jobs: many jobs share one transaction", async () => {
-    const { db, queue } = await setup();
+    const { db, queue, process } = await setup();
     for (let n = 0; n < 100; n++) await queue.enqueue(db, "writes", "write", { n });
     const transactions = new Map<AnyTransaction, string[]>();
-    queue.process(
-      OWNER,
+    process(
       "writes",
-      async (job, trx) => {
-        transactions.set(trx, [...(transactions.get(trx) ?? []), job.id]);
-        await insertEffect(trx, job);
+      async (job, w) => {
+        transactions.set(w.trx, [...(transactions.get(w.trx) ?? []), job.id]);
+        await insertEffect(w.trx, job);
       },
       { batchSize: 32 },
     );
@@ -66,14 +64,14 @@ describe("JobQueue", () => {
   });
 
   it("applies a batch with commits that do not wait for the disk, and every other query waits for full sync", async () => {
-    const { db, queue } = await setup();
+    const { db, queue, process } = await setup();
     const mode = async (executor: AnyDb) =>
       Number((await sql<{ synchronous: number }>`PRAGMA synchronous`.execute(executor)).rows[0]?.synchronous);
     const release = deferred();
     const seen: number[] = [];
-    queue.process(OWNER, "writes", async (job, trx) => {
-      seen.push(await mode(trx));
-      await insertEffect(trx, job);
+    process("writes", async (job, w) => {
+      seen.push(await mode(w.trx));
+      await insertEffect(w.trx, job);
       await release.promise;
     });
     queue.start();
@@ -90,7 +88,7 @@ describe("JobQueue", () => {
   });
 
   it("collectForCommit: one flush per batch with every applied job's items, none of a failed job's", async () => {
-    const { db, queue } = await setup();
+    const { db, queue, process } = await setup();
     await db.schema.createTable("totals").addColumn("sum", "integer").addColumn("items", "integer").execute();
     for (let n = 1; n <= 20; n++) await queue.enqueue(db, "writes", "write", { n });
     const flushes: number[][] = [];
@@ -100,13 +98,12 @@ describe("JobQueue", () => {
       await trx.insertInto("totals").values({ sum, items: items.length }).execute();
     };
     let failedOnce = false;
-    queue.process(
-      OWNER,
+    process(
       "writes",
-      async (job, trx) => {
+      async (job, w) => {
         const n = (job.payload as { n: number }).n;
-        await insertEffect(trx, job);
-        await collectForCommit(trx, "totals", n, addToTotals);
+        await insertEffect(w.trx, job);
+        await collectForCommit(w.trx, "totals", n, addToTotals);
         if (n === 15 && !failedOnce) {
           failedOnce = true;
           throw new Error("job 15 fails once, after collecting");
@@ -116,29 +113,30 @@ describe("JobQueue", () => {
     );
     queue.start();
     await waitFor(async () => (await queue.stats()).length === 0);
-    // The first batch stops at job 15: 1..14 flushed together; 15 (retried) .. 20 in the next.
-    expect(flushes).toEqual([Array.from({ length: 14 }, (_, i) => i + 1), [15, 16, 17, 18, 19, 20]]);
+    // The jobs have no key, so the first batch goes on past job 15: every other job's items are
+    // flushed together, none of 15's (rolled back with its savepoint); 15's retry flushes its own.
+    expect(flushes).toEqual([[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 16, 17, 18, 19, 20], [15]]);
     const totals = await db.selectFrom("totals").selectAll().execute();
     expect(totals).toEqual([
-      { sum: 105, items: 14 },
-      { sum: 105, items: 6 },
+      { sum: 195, items: 19 },
+      { sum: 15, items: 1 },
     ]);
+    expect(await effectValues(db)).toHaveLength(20);
     // Outside a batch the kernel runs, the flush happens at once with the one item.
     await db.transaction().execute((trx) => collectForCommit(trx, "totals", 7, addToTotals));
     expect(flushes.at(-1)).toEqual([7]);
   });
 
   it("yields to the event loop between batches so a busy queue never starves timers and I/O", async () => {
-    const { db, queue } = await setup();
+    const { db, queue, process } = await setup();
     await db.transaction().execute(async (trx) => {
       for (let n = 0; n < 300; n++) await queue.enqueue(trx, "writes", "write", { n });
     });
     let handled = 0;
-    queue.process(
-      OWNER,
+    process(
       "writes",
-      async (job, trx) => {
-        await insertEffect(trx, job);
+      async (job, w) => {
+        await insertEffect(w.trx, job);
         handled++;
       },
       { batchSize: 1 },
@@ -149,18 +147,17 @@ describe("JobQueue", () => {
     await waitFor(() => handled === 300);
   });
 
-  it("rolls a failing job back to its savepoint, commits the jobs before it and retries it first", async () => {
-    const { db, queue } = await setup();
-    for (let n = 0; n < 10; n++) await queue.enqueue(db, "writes", "write", { n });
+  it("rolls a failing job back to its savepoint, commits the jobs before it and retries it before its key's later jobs", async () => {
+    const { db, queue, process } = await setup();
+    for (let n = 0; n < 10; n++) await queue.enqueue(db, "writes", "write", { n }, "doc");
     let failedOnce = false;
     const batches = new Map<AnyTransaction, number[]>();
-    queue.process(
-      OWNER,
+    process(
       "writes",
-      async (job, trx) => {
+      async (job, w) => {
         const n = (job.payload as { n: number }).n;
-        batches.set(trx, [...(batches.get(trx) ?? []), n]);
-        await insertEffect(trx, job);
+        batches.set(w.trx, [...(batches.get(w.trx) ?? []), n]);
+        await insertEffect(w.trx, job);
         if (n === 4 && !failedOnce) {
           failedOnce = true;
           throw new Error("transient");
@@ -175,17 +172,20 @@ describe("JobQueue", () => {
       [4, 5, 6, 7, 8, 9],
     ]);
     expect(await effectValues(db)).toEqual(Array.from({ length: 10 }, (_, n) => ({ n })));
-    const jobs = await db.selectFrom("_vellum_jobs").select(["attempts", "last_error"]).orderBy("id").execute();
-    expect(jobs[4]).toEqual({ attempts: 1, last_error: "transient" });
+    const jobs = await db
+      .selectFrom("_vellum_jobs")
+      .select(["attempts", "last_error", "error_code"])
+      .orderBy("id")
+      .execute();
+    expect(jobs[4]).toEqual({ attempts: 1, last_error: "transient", error_code: "internal_error" });
   });
 
-  it("retries with backoff, dead-letters after maxAttempts, blocks only its own queue, and replays", async () => {
-    const { db, queue, errors } = await setup();
+  it("retries with backoff, dead-letters after maxAttempts, holds back only its own key, and replays", async () => {
+    const { db, queue, errors, process } = await setup();
     let healthy = false;
     const attemptsAt: number[] = [];
     const applied: string[] = [];
-    queue.process(
-      OWNER,
+    process(
       "a",
       async (job) => {
         if (job.type === "poison" && !healthy) {
@@ -196,12 +196,12 @@ describe("JobQueue", () => {
       },
       { maxAttempts: 3, backoffMs: (attempt) => attempt * 250 },
     );
-    queue.process(OWNER, "b", async (job) => {
+    process("b", async (job) => {
       applied.push(`b:${(job.payload as { n: number }).n}`);
     });
     queue.start();
-    const poison = await queue.enqueue(db, "a", "poison", {});
-    await queue.enqueue(db, "a", "after", {});
+    const poison = await queue.enqueue(db, "a", "poison", {}, "doc");
+    await queue.enqueue(db, "a", "after", {}, "doc");
     await waitFor(() => attemptsAt.length === 1);
     for (let n = 0; n < 3; n++) await queue.enqueue(db, "b", "write", { n });
     await waitFor(() => applied.length === 3);
@@ -228,11 +228,11 @@ describe("JobQueue", () => {
   });
 
   it("leaves no job behind when the enqueuing transaction rolls back", async () => {
-    const { db, queue } = await setup();
+    const { db, queue, process } = await setup();
     const handled: string[] = [];
-    queue.process(OWNER, "writes", async (job, trx) => {
+    process("writes", async (job, w) => {
       handled.push(job.id);
-      await insertEffect(trx, job);
+      await insertEffect(w.trx, job);
     });
     queue.start();
     let rolledBack: JobRecord | undefined;
@@ -251,12 +251,11 @@ describe("JobQueue", () => {
   });
 
   it("runs at-least-once handlers outside any transaction and never lets a slow queue delay another", async () => {
-    const { db, queue } = await setup();
+    const { db, queue, process } = await setup();
     const release = deferred();
     const deliveries: Array<{ args: number; statusDuringDelivery: unknown }> = [];
     let calls = 0;
-    queue.process(
-      OWNER,
+    process(
       "hooks",
       async (...args: unknown[]) => {
         const job = args[0] as JobRecord;
@@ -269,7 +268,7 @@ describe("JobQueue", () => {
       },
       { mode: "at-least-once", backoffMs: () => 10 },
     );
-    queue.process(OWNER, "writes", async (job, trx) => insertEffect(trx, job));
+    process("writes", async (job, w) => insertEffect(w.trx, job));
     queue.start();
     const hook = await queue.enqueue(db, "hooks", "deliver", {});
     await waitFor(() => deliveries.length === 2);
@@ -284,40 +283,51 @@ describe("JobQueue", () => {
     ]);
   });
 
-  it("runs after-commit callbacks once committed, in order, isolating their errors", async () => {
-    const { db, queue, errors } = await setup();
+  it("runs after-commit work once committed, in order, isolating its errors; never a failed attempt's", async () => {
+    const { db, queue, errors, reported, process } = await setup();
     for (let n = 0; n < 3; n++) await queue.enqueue(db, "writes", "write", { n });
     const calls: Array<{ n: number; status: unknown }> = [];
-    queue.process(OWNER, "writes", async (job, trx) => {
-      await insertEffect(trx, job);
-      const n = (job.payload as { n: number }).n;
-      return async () => {
-        const row = await db.selectFrom("_vellum_jobs").select("status").where("id", "=", job.id).executeTakeFirst();
-        calls.push({ n, status: row?.status });
-        if (n === 1) throw new Error("hook failed");
-      };
-    });
+    let failedOnce = false;
+    process(
+      "writes",
+      async (job, w) => {
+        await insertEffect(w.trx, job);
+        const n = (job.payload as { n: number }).n;
+        w.afterCommit(async () => {
+          const row = await db.selectFrom("_vellum_jobs").select("status").where("id", "=", job.id).executeTakeFirst();
+          calls.push({ n, status: row?.status });
+          if (n === 1) throw new Error("hook failed");
+        });
+        if (n === 2 && !failedOnce) {
+          failedOnce = true;
+          throw new Error("job 2 fails once, after deferring its work");
+        }
+      },
+      { backoffMs: () => 0 },
+    );
     queue.start();
     await waitFor(() => calls.length === 3);
+    await waitFor(async () => (await queue.stats()).length === 0);
     expect(calls).toEqual([
       { n: 0, status: "applied" },
       { n: 1, status: "applied" },
       { n: 2, status: "applied" },
     ]);
-    expect(errors).toEqual([
-      { error: expect.objectContaining({ message: "hook failed" }), queue: "writes", jobId: expect.any(String) },
+    expect(errors).toEqual([]);
+    expect(reported).toEqual([
+      { error: expect.objectContaining({ message: "hook failed" }), plugin: TEST_OWNER, tags: { step: "after-commit" } },
     ]);
   });
 
   it("stop waits for the batch in progress, then no handler runs; stopping twice is safe", async () => {
-    const { db, queue } = await setup();
+    const { db, queue, process } = await setup();
     const entered = deferred();
     const release = deferred();
     const handled: number[] = [];
-    queue.process(OWNER, "writes", async (job, trx) => {
+    process("writes", async (job, w) => {
       entered.resolve();
       await release.promise;
-      await insertEffect(trx, job);
+      await insertEffect(w.trx, job);
       handled.push((job.payload as { n: number }).n);
     });
     queue.start();
@@ -341,18 +351,18 @@ describe("JobQueue", () => {
 
   it("refuses a second handler for the same queue", async () => {
     const { queue } = await setup();
-    queue.process(OWNER, "writes", async () => {});
-    expect(() => queue.process(OWNER, "writes", async () => {})).toThrow(VellumError);
-    expect(() => queue.process(OWNER, "writes", async () => {})).toThrow(/writes/);
+    queue.process(TEST_OWNER, "writes", async () => {});
+    expect(() => queue.process(TEST_OWNER, "writes", async () => {})).toThrow(VellumError);
+    expect(() => queue.process("another", "writes", async () => {})).toThrow(/writes/);
   });
 
   it("counts queued and dead-letter jobs per queue", async () => {
-    const { db, queue } = await setup();
+    const { db, queue, process } = await setup();
     for (let n = 0; n < 3; n++) await queue.enqueue(db, "idle", "write", { n });
     const dead = await queue.enqueue(db, "dead", "write", {});
     const done = await queue.enqueue(db, "done", "write", {});
-    queue.process(OWNER, "dead", async () => Promise.reject(new Error("no")), { maxAttempts: 1 });
-    queue.process(OWNER, "done", async () => {});
+    process("dead", async () => Promise.reject(new Error("no")), { maxAttempts: 1 });
+    process("done", async () => {});
     queue.start();
     await waitFor(async () => (await queue.get(dead.id))?.status === "failed");
     await waitFor(async () => (await queue.get(done.id))?.status === "applied");
@@ -363,12 +373,12 @@ describe("JobQueue", () => {
   });
 
   it("prunes only applied jobs older than the cutoff", async () => {
-    const { db, queue } = await setup();
+    const { db, queue, process } = await setup();
     const jobs: JobRecord[] = [];
     for (let n = 0; n < 4; n++) jobs.push(await queue.enqueue(db, "writes", "write", { n }));
     const dead = await queue.enqueue(db, "dead", "write", {});
-    queue.process(OWNER, "writes", async () => {});
-    queue.process(OWNER, "dead", async () => Promise.reject(new Error("no")), { maxAttempts: 1 });
+    process("writes", async () => {});
+    process("dead", async () => Promise.reject(new Error("no")), { maxAttempts: 1 });
     queue.start();
     await waitFor(async () => (await queue.stats()).every((row) => row.queued === 0));
     const old = new Date(Date.now() - 2 * 3_600_000).toISOString();
@@ -384,13 +394,13 @@ describe("JobQueue", () => {
   });
 
   it("clears an applied job's payload unless the queue keeps it; dead-letter jobs keep theirs for replay", async () => {
-    const { db, queue } = await setup();
+    const { db, queue, process } = await setup();
     const cleared = await queue.enqueue(db, "writes", "write", { body: "x".repeat(2000) });
     const kept = await queue.enqueue(db, "deliveries", "deliver", { url: "https://example.com/hook" });
     const dead = await queue.enqueue(db, "dead", "write", { n: 1 });
-    queue.process(OWNER, "writes", async () => {});
-    queue.process(OWNER, "deliveries", async () => {}, { mode: "at-least-once", keepAppliedPayload: true });
-    queue.process(OWNER, "dead", async () => Promise.reject(new Error("no")), { maxAttempts: 1 });
+    process("writes", async () => {});
+    process("deliveries", async () => {}, { mode: "at-least-once", keepAppliedPayload: true });
+    process("dead", async () => Promise.reject(new Error("no")), { maxAttempts: 1 });
     queue.start();
     await waitFor(async () => (await queue.stats()).every((row) => row.queued === 0));
     expect(await queue.get(cleared.id)).toMatchObject({ status: "applied", payload: null });
@@ -400,14 +410,15 @@ describe("JobQueue", () => {
 
   it("resumes pending jobs when a new JobQueue opens the same database file", async () => {
     const path = await tempPath();
-    const first = newQueue(await openDb(path));
-    const firstDb = databases[0] as VellumDatabase;
+    const firstDb = await open(path);
+    const first = newQueue(firstDb);
     for (let n = 0; n < 20; n++) await first.queue.enqueue(firstDb.kysely, "writes", "write", { n });
     await firstDb.close();
 
-    const db = await openDb(path);
-    const { queue } = newQueue(db);
-    queue.process(OWNER, "writes", async (job, trx) => insertEffect(trx, job));
+    const database = await open(path);
+    const db = database.kysely;
+    const { queue, process } = newQueue(database);
+    process("writes", async (job, w) => insertEffect(w.trx, job));
     queue.start();
     await waitFor(async () => (await queue.stats()).length === 0);
     expect(await effectValues(db)).toEqual(Array.from({ length: 20 }, (_, n) => ({ n })));

@@ -7,7 +7,15 @@ import { search } from "@vellum/plugin-search";
 export type { AnyVellumPlugin, VellumConfig, VellumPlugin } from "@vellum/core";
 export { defineConfig, definePlugin } from "@vellum/core";
 
-const firstPartyPlugins: Array<() => AnyVellumPlugin> = [articles, search, health];
+/**
+ * Health expects the components of the contract's `/health/dependencies` that plugins report: one
+ * that is not installed shows as `absent` there instead of being left out silently.
+ */
+const firstPartyPlugins: Array<() => AnyVellumPlugin> = [
+  articles,
+  search,
+  () => health({ expect: ["search", "webhooks", "backup"] }),
+];
 
 /** The first-party plugins `vellum serve` loads, each created fresh. */
 export function defaultPlugins(): AnyVellumPlugin[] {

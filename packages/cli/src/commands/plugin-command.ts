@@ -17,7 +17,7 @@ export interface ParsedCommandLine {
   flags: AddressFlags;
 }
 
-/** Splits `reindex --batch 500 --dry extra` into command words, options and positionals. */
+/** Splits `sync run --batch 500 --dry extra` into command words, options and positionals. */
 export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
   const words: string[] = [];
   const options: Record<string, string | boolean> = {};
@@ -66,7 +66,7 @@ async function declared(
 }
 
 /**
- * Runs a command a plugin added (`vellum reindex`): the name is checked against the plugins'
+ * Runs a command a plugin added (`vellum sync run`): the name is checked against the plugins'
  * declarations first, so an unknown command touches no data; then init and migrations (no
  * workers, no scheduler) and the plugin's handler.
  */

@@ -1,9 +1,8 @@
 import { createHash } from "node:crypto";
-import { type Kysely, sql } from "kysely";
+import { sql } from "kysely";
+import type { AnyDb } from "./types.js";
 import { CoreErrors } from "../errors/vellum-error.js";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations work on any schema
-type AnyDb = Kysely<any>;
 
 export interface Migration {
   up(db: AnyDb): Promise<void>;

@@ -1,8 +1,7 @@
-import type { CompiledQuery, Kysely } from "kysely";
+import type { CompiledQuery } from "kysely";
 import { COLUMN_SQL_PREFIX } from "./statement-cache.js";
+import type { AnyDb as Executor } from "./types.js";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- runs on any executor: the instance's handle or a transaction on it
-type Executor = Kysely<any>;
 
 function checkArity(query: CompiledQuery, arity: number): void {
   if (query.parameters.length !== arity) {

@@ -26,13 +26,11 @@ export interface DatabaseOps {
    * For work that is safe to redo: the queue worker applies jobs this way, since a lost apply
    * leaves its job queued (the applied mark is in the same transaction) and it runs again.
    */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each plugin narrows the schema to its own tables
-  withDeferredSync<T>(work: (connection: Kysely<any>) => Promise<T>): Promise<T>;
+  withDeferredSync<T>(work: (connection: AnyDb) => Promise<T>): Promise<T>;
 }
 
 export interface VellumDatabase {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each plugin narrows the schema to its own tables
-  readonly kysely: Kysely<any>;
+  readonly kysely: AnyDb;
   readonly ops: DatabaseOps;
   close(): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import type { H3Event } from "h3";
-import type { Transaction } from "kysely";
+import type { AnyTransaction } from "../db/types.js";
 
 /** One object per operation, shared by every hook of that operation (Payload's `req.context`). */
 export interface OperationContext {
@@ -33,8 +33,6 @@ export interface VellumErrorEvent {
   tags?: Record<string, string>;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the transaction is typed by the plugin that uses it
-type AnyTransaction = Transaction<any>;
 
 /**
  * The typed hook vocabulary: the kernel's own hooks and the shared content events other plugins

@@ -1,7 +1,7 @@
 import type { ConsolaInstance } from "consola";
-import type { Kysely, Transaction } from "kysely";
 import { monotonicFactory } from "ulidx";
 import { PreparedQuery } from "../db/prepared.js";
+import type { AnyDb, AnyTransaction } from "../db/types.js";
 import type { Writes } from "../db/write.js";
 import { VellumError } from "../errors/vellum-error.js";
 import { randomUnit } from "../internal/random-pool.js";
@@ -9,10 +9,6 @@ import { JOBS_TABLE } from "./migrations.js";
 import type { DeliveryHandler, JobRecord, ProcessOptions, QueueStats, TransactionalHandler } from "./types.js";
 import { type JobRow, type QueueErrorHandler, QueueWorker, toJobRecord } from "./worker.js";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the jobs table is reached through whatever schema the kernel uses
-type AnyDb = Kysely<any>;
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- callers enqueue inside their own typed transaction
-type AnyTransaction = Transaction<any>;
 
 /** Shared by every queue in the process so ids sort in enqueue order even within one millisecond. */
 const nextJobId = monotonicFactory(randomUnit);

@@ -1,13 +1,12 @@
 import type { ConsolaInstance } from "consola";
-import { type Kysely, sql } from "kysely";
+import { sql } from "kysely";
+import type { AnyDb } from "../db/types.js";
 import { PreparedQuery } from "../db/prepared.js";
 import { inSavepoint, type Writes } from "../db/write.js";
 import { publicJobErrorCode } from "./job-error.js";
 import { JOBS_TABLE } from "./migrations.js";
 import type { DeliveryHandler, JobRecord, JobStatus, ProcessOptions, TransactionalHandler } from "./types.js";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the jobs table is reached through whatever schema the kernel uses
-type AnyDb = Kysely<any>;
 
 export type QueueErrorHandler = (error: unknown, info: { queue: string; jobId?: string }) => void;
 

@@ -9,9 +9,12 @@ import { type WriteErrorReporter, Writes } from "../../src/db/write.js";
 import { VellumHookBus } from "../../src/hooks/hooks.js";
 import { JobQueue } from "../../src/queue/job-queue.js";
 import { queueMigrations } from "../../src/queue/migrations.js";
+import type { DeliveryHandler, ProcessOptions, TransactionalHandler } from "../../src/queue/types.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests use ad-hoc tables
 export type AnyDb = Kysely<any>;
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
+export type AnyTables = any;
 
 /** Opens the SQLite file at `path` and applies the kernel's job table migrations. */
 export async function openQueueDatabase(path: string): Promise<VellumDatabase> {
@@ -29,8 +32,17 @@ export async function openQueueDatabase(path: string): Promise<VellumDatabase> {
 /** A failure a write reported (a commit subscriber of another plugin, a flush, after-commit work). */
 export type ReportedWriteError = Parameters<WriteErrorReporter>[1] & { error: unknown };
 
+/** The plugin that owns the harness's queues unless told otherwise: the owner of their writes. */
+export const TEST_OWNER = "test";
+
 export interface JobQueueHarness {
   queue: JobQueue;
+  /**
+   * `queue.process(owner, name, …)` for handlers on ad-hoc tables. `JobQueue.process` types the
+   * write as `Write<never>` (plugins get theirs typed through `ctx.queue()`), so it is cast here, once.
+   */
+  process(name: string, handler: TransactionalHandler<AnyTables>, options?: ProcessOptions & { mode?: "transactional" }): void;
+  process(name: string, handler: DeliveryHandler, options: ProcessOptions & { mode: "at-least-once" }): void;
   /** What the queue reported (`onError`: dead letters, worker errors). */
   errors: Array<{ error: unknown; queue: string; jobId?: string }>;
   /** What the write primitive reported. */
@@ -38,12 +50,13 @@ export interface JobQueueHarness {
 }
 
 export interface JobQueueHarnessOptions {
-  /** Batches commit without waiting for the disk, as in an instance (`DatabaseOps.withDeferredSync`). Default true. */
-  deferSync?: boolean;
   /** Also called with every error and report as it happens. */
   onFailure?: (failure: unknown) => void;
+  /** Default `TEST_OWNER`. */
+  owner?: string;
 }
 
+/** A job queue on `database` wired as an instance wires it (batches commit with deferred sync). */
 export function createJobQueue(database: VellumDatabase, options: JobQueueHarnessOptions = {}): JobQueueHarness {
   const errors: JobQueueHarness["errors"] = [];
   const reported: ReportedWriteError[] = [];
@@ -55,12 +68,15 @@ export function createJobQueue(database: VellumDatabase, options: JobQueueHarnes
   const queue = new JobQueue({
     db: database.kysely,
     writes,
-    ...(options.deferSync === false ? {} : { deferSync: database.ops.withDeferredSync }),
+    deferSync: database.ops.withDeferredSync,
     logger: createConsola({ level: -999 }),
     onError: (error, info) => {
       errors.push({ error, ...info });
       options.onFailure?.({ error, ...info });
     },
   });
-  return { queue, errors, reported };
+  const owner = options.owner ?? TEST_OWNER;
+  const process = (name: string, handler: TransactionalHandler<AnyTables> | DeliveryHandler, processOptions?: ProcessOptions) =>
+    queue.process(owner, name, handler as TransactionalHandler<never>, processOptions);
+  return { queue, errors, reported, process };
 }
