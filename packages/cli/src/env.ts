@@ -61,7 +61,7 @@ function resolveDatabase(database: VellumConfig["database"], cwd: string): Vellu
 
 /**
  * Reads the settings of the command line and the kernel (`CLI_SETTINGS`) from the environment, layered as
- * flags > environment > config file > defaults, and checks them. Everything else in the file passes through
+ * flags > environment > config file > defaults, and checks the values in effect. Everything else in the file passes through
  * (plugins' settings are read by `readPluginSettings`). Relative paths resolve against `cwd`; problems name
  * the variable, flag or file key, never a secret.
  */
@@ -75,10 +75,16 @@ export function readEnvironment(
   const fromEnv = readSettingsFromEnv(CLI_SETTINGS, env);
   const fromFlags = readFlags(flags);
   const fromFile = Object.fromEntries(DECLARED.map(([key]) => [key, getPath(file, key)]));
+  const sourceOf = (key: string): SettingSource => {
+    if (fromFlags.values[key] !== undefined) return "flag";
+    if ((fromEnv.options as Values)[key] !== undefined) return "env";
+    return fromFile[key] !== undefined ? "file" : "default";
+  };
+  const fileInEffect = Object.fromEntries(Object.entries(fromFile).filter(([key]) => sourceOf(key) === "file"));
   const problems: ConfigProblem[] = [
     ...fromEnv.problems.map(({ variable, message }) => ({ variable, message })),
     ...fromFlags.problems,
-    ...checkSettings(CLI_SETTINGS, fromFile).map(({ setting, message }) => ({ variable: setting, message })),
+    ...checkSettings(CLI_SETTINGS, fileInEffect).map(({ setting, message }) => ({ variable: setting, message })),
   ];
   const merged = mergeLayers<FileConfig>(
     nest(settingDefaults(CLI_SETTINGS)),
@@ -92,11 +98,6 @@ export function readEnvironment(
     if (derived.ok) baseUrl = derived.value;
     else problems.push({ variable: flags.host !== undefined ? "--host" : "HOST", message: derived.problem });
   }
-  const sourceOf = (key: string): SettingSource => {
-    if (fromFlags.values[key] !== undefined) return "flag";
-    if ((fromEnv.options as Values)[key] !== undefined) return "env";
-    return fromFile[key] !== undefined ? "file" : "default";
-  };
   return {
     config: {
       ...merged,

@@ -28,7 +28,7 @@ export interface ResolvedGroup {
   settings: ResolvedSetting[];
 }
 
-export const CLI_GROUP = "vellum";
+const CLI_GROUP = "vellum";
 
 export function cliGroup(): DeclaredGroup {
   const entries = Object.entries(CLI_SETTINGS) as Array<[string, CliSettingDeclaration]>;

@@ -1,5 +1,5 @@
 /** The contract's own namespace: every `SERVICE_*` variable is a setting of the command line or of a plugin. */
-export const CONTRACT_PREFIX = "SERVICE_";
+const CONTRACT_PREFIX = "SERVICE_";
 
 /**
  * The prefixes that mark a variable as a setting: `SERVICE_` and the host's own (`CliOptions.settingPrefixes`,

@@ -142,6 +142,9 @@ describe("readEnvironment problems", () => {
       { variable: "security.apiKey", message: "the key is shorter than 24 characters" },
       { variable: "corsOrigins", message: "'https://a.example/path' is not an origin (scheme://host[:port]) or *" },
     ]);
+    expect(readEnvironment({ SERVICE_CORS_ORIGINS: "*", SERVICE_API_KEY: API_KEY }, {}, { cwd, file }).errors).toEqual(
+      [],
+    );
   });
 });
 

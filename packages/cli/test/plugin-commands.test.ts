@@ -22,7 +22,7 @@ afterEach(() => {
 
 const lines = (chunks: string[]) => chunks.join("").split("\n").filter(Boolean);
 
-const counter = definePlugin({
+const counter = definePlugin<Record<string, unknown>, { counter_value: { n: number } }>({
   name: "counter",
   commands: {
     "counter bump": { description: "Add to the counter" },

@@ -1,7 +1,14 @@
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { join } from "node:path";
-import { createVellum, definePlugin, type MigrationSet, readJsonBody, type VellumPlugin } from "@vellum/core";
+import {
+  type AnyVellumPlugin,
+  createVellum,
+  definePlugin,
+  type MigrationSet,
+  readJsonBody,
+  type VellumPlugin,
+} from "@vellum/core";
 import type { VellumServer } from "@vellum/core/node";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type CliOptions, runCli } from "../src/index.js";
@@ -63,8 +70,8 @@ const NOTES_V1: MigrationSet = {
 };
 
 /** A plugin with real migrations, a read route, a write route and a slow route; it records when it closes. */
-function notesPlugin(migrations: MigrationSet = NOTES_V1, events: string[] = []): VellumPlugin {
-  return definePlugin({
+function notesPlugin(migrations: MigrationSet = NOTES_V1, events: string[] = []): AnyVellumPlugin {
+  return definePlugin<Record<string, unknown>, { notes: { id?: number; body: string } }>({
     name: "notes",
     setup(ctx) {
       ctx.migrations(migrations);

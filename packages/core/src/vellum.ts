@@ -52,7 +52,7 @@ export function createVellum(input: VellumConfig): Vellum {
   const features = new Set(config.features ?? []);
   const hookRegistry: Array<() => void> = [];
   const storage = new VellumStorage(config.dataDir, config.storage);
-  const health = new HealthRegistry();
+  const components = new HealthRegistry();
   const store = config.security?.rateLimitStore ?? new MemoryRateLimitStore();
   const lockout = new LockoutTracker(store, config.security?.lockout ?? {}, () => coreMetrics.lockouts.inc());
   const services = new ServiceRegistry();
@@ -126,7 +126,7 @@ export function createVellum(input: VellumConfig): Vellum {
     version: config.version ?? "0.0.0",
     migrationStatus: () => requireInit(migrations, "migrationStatus").status(),
     routes: () => routes.list(),
-    components: () => health.list(),
+    components: () => components.list(),
     jobs: {
       stats: () => requireInit(queue, "jobs").stats(),
       queues: () => requireInit(queue, "jobs").queues(),
@@ -205,7 +205,7 @@ export function createVellum(input: VellumConfig): Vellum {
       services,
       lifecycle,
       commands,
-      health,
+      components,
       features,
       kernel,
       captureError,

@@ -30,7 +30,7 @@ describe("/health/ethics", () => {
       details: {
         query_logging: [],
         telemetry_signals: [],
-        backup: "none",
+        backups: "none",
         metrics_routes: [{ path: "/metrics", plugin: "health" }],
       },
     });
@@ -64,7 +64,7 @@ describe("/health/ethics", () => {
     for (const [plugins, mode, encrypted] of cases) {
       t = await createTestVellum({ plugins: [health({ environment: {} }), ...plugins] });
       const { body } = await get("/health/ethics");
-      expect(body.details.backup, mode).toBe(mode);
+      expect(body.details.backups, mode).toBe(mode);
       expect(body.checks.backups_encrypted, mode).toBe(encrypted);
       expect(body.compliant, mode).toBe(encrypted);
       await t.close();
@@ -79,7 +79,7 @@ describe("/health/ethics", () => {
     t = await createTestVellum({ plugins: [health({ environment: {} }), component("archive", broken)] });
     const { body } = await get("/health/ethics");
     expect(body.checks.backups_encrypted).toBeNull();
-    expect(body.details.backup).toBe("none");
+    expect(body.details.backups).toBe("none");
   });
 
   it("is not compliant when a route declares query logging or a component claims it", async () => {

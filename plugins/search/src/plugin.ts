@@ -83,7 +83,7 @@ export const search = definePlugin<SearchOptions>({
     ctx.hooks.hook("article:afterCreate", announce("search:indexed"), onArticles);
     ctx.hooks.hook("article:afterUpdate", announce("search:indexed"), onArticles);
     ctx.hooks.hook("article:afterDelete", announce("search:removed"), onArticles);
-    ctx.health({ name: "search", readiness: true, check: () => indexStatus(engine, articles()) });
+    ctx.healthComponent({ name: "search", readiness: true, check: () => indexStatus(engine, articles()) });
 
     const limited = (name: string): RouteMeta =>
       options.rateLimit

@@ -7,7 +7,7 @@ import { formatTable } from "../table.js";
 import { addressArgs, addressFlags } from "./args.js";
 
 /** One row per setting (named by its variable, else its config-file key), grouped by owner. */
-export function configReport(groups: readonly ResolvedGroup[]): string[] {
+function configReport(groups: readonly ResolvedGroup[]): string[] {
   const rows = groups.flatMap((group) =>
     group.settings.length === 0
       ? [[group.name, "(no settings)", "", ""]]

@@ -21,7 +21,7 @@ export interface ComponentReport {
   ethics?: EthicsClaims;
 }
 
-/** A component a plugin registers with `ctx.health(...)`. */
+/** A component a plugin registers with `ctx.healthComponent(...)`. */
 export interface HealthComponent {
   /** `/health/<name>`, and its key in `/health` and `/health/dependencies`. */
   name: string;

@@ -22,7 +22,7 @@ export interface ArticleRecord {
 /** Bytes a plugin added to (positive) or removed from (negative) the data dir. */
 export interface StorageChange {
   bytes: number;
-  /** Storage mount the change happened in (e.g. `media`), for logs only. */
+  /** Where the change happened (a plugin's folder or storage namespace), for logs only. */
   mount?: string;
 }
 
@@ -73,7 +73,7 @@ export interface VellumHooks {
   "article:afterDelete": (payload: { article: ArticleRecord; context: OperationContext }) => void | Promise<void>;
 
   /**
-   * Announced after a plugin writes or removes files under the data dir (media uploads), so quota
+   * Announced after a plugin writes or removes files under the data dir (uploads), so quota
    * accounting stays current between full rescans.
    */
   "storage:changed": (payload: StorageChange) => void | Promise<void>;

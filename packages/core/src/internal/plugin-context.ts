@@ -40,7 +40,7 @@ export interface KernelParts {
   services: ServiceRegistry;
   lifecycle: LifecycleCallbacks;
   commands: CommandHandlers;
-  health: HealthRegistry;
+  components: HealthRegistry;
   features: ReadonlySet<string>;
   kernel: KernelInfo;
   captureError(error: unknown, info: { plugin: string; hook?: string; tags?: Record<string, string> }): void;
@@ -121,7 +121,7 @@ export function createPluginContext<O extends object, T extends object>(
     router: createPluginRouter(parts.routes, name),
     features: parts.features,
     kernel: parts.kernel,
-    health: (component) => parts.health.register(name, component),
+    healthComponent: (component) => parts.components.register(name, component),
     migrations: (set) => parts.migrations.register(name, set),
     schedule: (job, opts, fn) => parts.scheduler.schedule(`${name}:${job}`, opts, fn),
     provide: (key, impl) => parts.services.provide(name, key, impl),

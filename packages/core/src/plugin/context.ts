@@ -25,7 +25,7 @@ export interface KernelInfo {
   version: string;
   migrationStatus(): Promise<MigrationStatus>;
   routes(): readonly RouteRecord[];
-  /** The health components plugins registered (`ctx.health`). */
+  /** The health components plugins registered (`ctx.healthComponent`). */
   components(): readonly RegisteredComponent[];
   /** Every queue of every plugin: jobs waiting and dead, and the queues that have a worker. */
   jobs: {
@@ -88,7 +88,7 @@ export interface VellumPluginContext<O extends object = Record<string, unknown>,
   readonly features: ReadonlySet<string>;
   readonly kernel: KernelInfo;
   /** Registers a health component (`/health/<name>`, `/health`, `/health/dependencies`, `/health/ethics`). */
-  health(component: HealthComponent): void;
+  healthComponent(component: HealthComponent): void;
   /** Registers this plugin's migrations (`NNNN_description` → `{ up, down? }`). */
   migrations(set: MigrationSet): void;
   /** A job that runs between start and close, never overlapping itself. */

@@ -36,7 +36,7 @@ export const queueMigrations: MigrationSet = {
     },
   },
   /**
-   * Order per key: a job's key (articles: the slug), and the client-visible code of its last
+   * Order per key: a job's key (say, the slug it writes), and the client-visible code of its last
    * failure. The partial index holds only jobs waiting for a retry, the ones that hold back later
    * jobs of their key, so creates that never fail do not maintain it.
    */

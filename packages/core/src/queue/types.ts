@@ -52,7 +52,7 @@ export interface ProcessOptions {
   keepAppliedPayload?: boolean;
   /**
    * Whether a job of this queue that was pruned (applied jobs are kept a day) had been applied,
-   * so `GET /api/v1/jobs/:id` still answers `applied` (articles: the article with that id exists).
+   * so `GET /api/v1/jobs/:id` still answers `applied` (say, because the record the job created exists).
    */
   appliedAfterPrune?: (id: string) => Promise<boolean>;
 }

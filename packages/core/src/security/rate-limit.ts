@@ -78,7 +78,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
 }
 
 export interface RateLimitRule {
-  /** Bucket name, e.g. `search`; counters are per bucket and client IP. */
+  /** Bucket name (a route family); counters are per bucket and client IP. */
   name: string;
   limit: number;
   windowMs: number;

@@ -6,7 +6,7 @@ import memoryDriver from "unstorage/drivers/memory";
 /**
  * The instance's storage: a memory root, and one mount per plugin namespace, made on the
  * plugin's first use. A namespace is durable by default (`<dataDir>/storage/<plugin>/`), and the
- * host may replace any by config (`storage: { media: s3Driver(...) }`).
+ * host may replace any by config (`storage: { <plugin>: s3Driver(...) }`).
  */
 export class VellumStorage {
   readonly root: Storage = createStorage({ driver: memoryDriver() });

@@ -1,19 +1,19 @@
 // The kernel's job queue wired as `createVellum` wires it (a `Writes` on a hook bus), without the
 // rest of an instance. Free of vitest so the crash test's child process can use it too.
 import { createConsola } from "consola";
-import type { Kysely } from "kysely";
 import { MigrationRunner } from "../../src/db/migrations.js";
 import { openSqlite } from "../../src/db/sqlite.js";
-import type { VellumDatabase } from "../../src/db/types.js";
+import type { AnyDb, VellumDatabase } from "../../src/db/types.js";
 import { type WriteErrorReporter, Writes } from "../../src/db/write.js";
 import { VellumHookBus } from "../../src/hooks/hooks.js";
 import { JobQueue } from "../../src/queue/job-queue.js";
 import { queueMigrations } from "../../src/queue/migrations.js";
 import type { DeliveryHandler, ProcessOptions, TransactionalHandler } from "../../src/queue/types.js";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests use ad-hoc tables
-export type AnyDb = Kysely<any>;
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
+export type { AnyDb, AnyTransaction } from "../../src/db/types.js";
+
+/** The schema of handlers on ad-hoc tables. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests create their tables as they go
 export type AnyTables = any;
 
 /** Opens the SQLite file at `path` and applies the kernel's job table migrations. */

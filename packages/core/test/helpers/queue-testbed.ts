@@ -3,15 +3,11 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Transaction } from "kysely";
 import { afterEach } from "vitest";
 import type { VellumDatabase } from "../../src/db/types.js";
 import type { JobQueue } from "../../src/queue/job-queue.js";
 import type { JobRecord } from "../../src/queue/types.js";
-import { type AnyDb, createJobQueue, type JobQueueHarness, openQueueDatabase } from "./job-queue.js";
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests use ad-hoc tables
-export type AnyTransaction = Transaction<any>;
+import { type AnyDb, type AnyTransaction, createJobQueue, type JobQueueHarness, openQueueDatabase } from "./job-queue.js";
 
 /** Records a job's effect (its payload) in the `effects` table, inside the job's write. */
 export async function insertEffect(trx: AnyTransaction, job: JobRecord): Promise<void> {

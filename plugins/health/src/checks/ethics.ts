@@ -94,7 +94,7 @@ export function ethics(input: EthicsInput) {
     details: {
       query_logging: queryLoggers,
       telemetry_signals: signals,
-      backup: encryption,
+      backups: encryption,
       metrics_routes: metricsRoutes.map((r) => ({ path: r.path, plugin: r.plugin })),
     },
   };
