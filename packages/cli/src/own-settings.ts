@@ -13,13 +13,11 @@ import {
 
 /**
  * A setting of the command line or the kernel, declared the way plugins declare theirs, plus the flag that
- * wins over its variable and how `vellum config` shows its value. Plugins' declarations have neither.
+ * wins over its variable (plugins' settings have none).
  */
 export interface CliSettingDeclaration extends SettingDeclaration {
   /** The flag that wins over the variable (`--port`). */
   flag?: string;
-  /** The value as `vellum config` prints it, when the raw value reads badly. */
-  show?(value: unknown): string;
 }
 
 const problemOf = (parsed: Parsed<unknown>) => (parsed.ok ? undefined : parsed.problem);

@@ -1,5 +1,5 @@
 import type { ConsolaInstance } from "consola";
-import { defu } from "defu";
+import { createDefu } from "defu";
 import type { Transaction } from "kysely";
 import type { VellumConfig } from "../config.js";
 import type { MigrationRunner } from "../db/migrations.js";
@@ -46,6 +46,13 @@ export interface KernelParts {
   captureError(error: unknown, info: { plugin: string; hook?: string; tags?: Record<string, string> }): void;
 }
 
+/** defu, except that a list from a higher layer replaces a lower one instead of joining it. */
+const mergeOptions = createDefu((object, key, value) => {
+  if (!Array.isArray(value)) return false;
+  object[key] = value;
+  return true;
+});
+
 /** Transitive dependencies of a plugin (what it may inject from). */
 function dependencyClosure(plugin: AnyVellumPlugin, byName: Map<string, AnyVellumPlugin>): string[] {
   const seen = new Set<string>();
@@ -71,7 +78,7 @@ export function pluginOptions<O extends object>(plugin: AnyVellumPlugin, config:
   const { definition } = plugin;
   const declared = definition.settings ?? {};
   const options = Object.freeze(
-    defu(
+    mergeOptions(
       plugin.options,
       config.pluginOptions?.[definition.configKey ?? plugin.name] ?? {},
       settingDefaults(declared),

@@ -16,6 +16,8 @@ export interface SettingDeclaration<T = unknown> {
   secret?: boolean;
   /** The default as the reference shows it (`10`, `generated`), when the raw value reads badly. */
   defaultText?: string;
+  /** A value as `vellum config` prints it, in the variable's terms (`10` GB, not bytes). */
+  show?(value: unknown): string;
   /** Reads the variable's text. */
   parse(text: string): Parsed<T>;
   /** Checks a value from any source; a problem in one line, or undefined when it is usable. */
@@ -34,7 +36,7 @@ export type SettingDeclarations<O extends object> = { [K in keyof O]?: SettingDe
 const ok = <T>(value: T): Parsed<T> => ({ ok: true, value });
 const fail = (problem: string): Parsed<never> => ({ ok: false, problem });
 
-type Common<T> = Pick<SettingDeclaration<T>, "env" | "description" | "default" | "secret" | "defaultText">;
+type Common<T> = Pick<SettingDeclaration<T>, "env" | "description" | "default" | "secret" | "defaultText" | "show">;
 
 const TRUE = new Set(["true", "1", "yes", "on"]);
 const FALSE = new Set(["false", "0", "no", "off"]);
@@ -85,6 +87,7 @@ export const setting = {
   amount(common: Common<number> & { unit: string; scale: number; max: number }): SettingDeclaration<number> {
     const { unit, scale, max, ...rest } = common;
     return {
+      show: (value) => String(Number(value) / scale),
       ...rest,
       parse(text) {
         const value = Number(text);
