@@ -85,7 +85,7 @@ export const CONFIG_FILE = [
   '  features: ["ai"],',
   "  security: { trustProxy: 1, lockout: { maxFailures: 5 } },",
   "  plugins: [readingTime()],",
-  '  pluginOptions: { "reading-time": { wordsPerMinute: 200 } },',
+  "  pluginOptions: { reading_time: { wordsPerMinute: 200 } },",
   "});",
   "```",
   "",

@@ -7,7 +7,7 @@ import { CliError } from "./errors.js";
 import { getPath } from "./key-path.js";
 import { type InstalledPlugin, readPluginSettings } from "./plugin-settings.js";
 import { cliGroup, declaredVariables, pluginGroup, type ResolvedGroup } from "./setting-groups.js";
-import { settingPrefixes, unclaimedVariables, unclaimedWarning } from "./unclaimed.js";
+import { settingPrefixes, unclaimedOptionsWarning, unclaimedVariables, unclaimedWarning } from "./unclaimed.js";
 
 export interface Settings {
   config: ResolvedConfig;
@@ -53,6 +53,10 @@ export async function loadSettings(ctx: CliContext, flags: AddressFlags): Promis
   const declared = declaredVariables([cliGroup(), ...installed.map(({ plugin }) => pluginGroup(plugin))]);
   for (const name of unclaimedVariables(ctx.env, settingPrefixes(ctx.settingPrefixes), declared)) {
     ctx.printError(unclaimedWarning(name));
+  }
+  const keys = new Set(installed.map(({ plugin }) => plugin.definition.configKey ?? plugin.name));
+  for (const key of Object.keys(file.config.pluginOptions ?? {}).filter((k) => !keys.has(k))) {
+    ctx.printError(unclaimedOptionsWarning(key));
   }
   const problems = [...file.problems, ...own.errors, ...plugins.problems];
   const configured = own.config.security?.apiKey;

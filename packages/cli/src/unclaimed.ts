@@ -28,3 +28,8 @@ export function unclaimedVariables(
 export function unclaimedWarning(name: string): string {
   return `vellum: warning: ${name} is set but no installed plugin reads it`;
 }
+
+/** The warning for options in the config file under a key no installed plugin has (`pluginOptions.<key>`). */
+export function unclaimedOptionsWarning(key: string): string {
+  return `vellum: warning: pluginOptions.${key} in the config file belongs to no installed plugin`;
+}

@@ -115,6 +115,16 @@ describe("variables nothing installed reads", () => {
     expect(code).toBe(0);
   });
 
+  it("nor does a config file's pluginOptions key that no installed plugin has (a typo is a warning)", async () => {
+    const cwd = tempDir();
+    writeConfigFile(cwd, "export default defineConfig({ pluginOptions: { greetr: { greeting: 'howdy' } } });");
+    const { code } = await run(["--dry-run"], { cwd, env: { SERVICE_API_KEY: API_KEY } });
+    expect(stderr()).toEqual([
+      "vellum: warning: pluginOptions.greetr in the config file belongs to no installed plugin",
+    ]);
+    expect(code).toBe(0);
+  });
+
   it("do not keep serve from starting", async () => {
     const { code } = await run(["serve", "--port", "0", "--host", "127.0.0.1"], { env });
     expect(stderr()).toEqual(["vellum: warning: SERVICE_GREETR_TOKEN is set but no installed plugin reads it"]);

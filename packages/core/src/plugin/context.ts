@@ -66,7 +66,7 @@ export interface VellumPluginContext<O extends object = Record<string, unknown>,
   /** The database, typed with the plugin's tables (`definePlugin<Options, Tables>`) and the kernel's. */
   readonly db: PluginDb<T>;
   /** This plugin's typed view of a transaction it was handed (a commit hook's `trx`). */
-  transaction(trx: Transaction<never>): Transaction<T & KernelTables>;
+  transaction<DB>(trx: Transaction<DB>): Transaction<T & KernelTables>;
   /**
    * One transactional write: `work` runs in a transaction, `w.commit(hook, payload)` runs that
    * hook's subscribers in it (this plugin's own fail the write; others run in savepoints, and a
