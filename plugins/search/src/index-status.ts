@@ -13,7 +13,10 @@ export async function isStale(stats: EngineStats, articles: ArticlesService | un
  * The index as a health component: `unavailable` when it is missing or broken (search answers
  * degraded), `degraded` when it is stale, `ok` otherwise. Search queries are never logged.
  */
-export async function indexStatus(engine: SearchEngine, articles: ArticlesService | undefined): Promise<ComponentReport> {
+export async function indexStatus(
+  engine: SearchEngine,
+  articles: ArticlesService | undefined,
+): Promise<ComponentReport> {
   const stats = await engine.stats();
   const stale = await isStale(stats, articles);
   return {

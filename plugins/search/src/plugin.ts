@@ -11,13 +11,14 @@ import { reindexStatusHandler, startReindexHandler } from "./routes/admin.js";
 import { relatedHandler, suggestTagsHandler } from "./routes/ai.js";
 import { searchHandler } from "./routes/search.js";
 import type { SearchService } from "./service.js";
+import type { SearchTables } from "./tables.js";
 
 /** The articles service when the articles plugin is installed (search works without it, unfilled). */
-function articlesOf(ctx: VellumPluginContext<SearchOptions>): () => ArticlesService | undefined {
+function articlesOf(ctx: VellumPluginContext<SearchOptions, SearchTables>): () => ArticlesService | undefined {
   return () => ctx.tryInject("articles");
 }
 
-function registerMetrics(ctx: VellumPluginContext<SearchOptions>) {
+function registerMetrics(ctx: VellumPluginContext<SearchOptions, SearchTables>) {
   const queries = ctx.metrics.counter({
     name: "service_search_queries_total",
     help: "Search requests by how they were answered (plan kind, or degraded); never by query",
@@ -41,7 +42,7 @@ function registerMetrics(ctx: VellumPluginContext<SearchOptions>) {
  * `ai` endpoints. Depends on no other plugin: it listens to `article:*` hooks and reads the
  * `articles` service only to rebuild and to detect a stale index.
  */
-export const search = definePlugin<SearchOptions>({
+export const search = definePlugin<SearchOptions, SearchTables>({
   name: "search",
   optionalDependsOn: ["articles"],
   defaults: DEFAULT_OPTIONS,
@@ -74,10 +75,13 @@ export const search = definePlugin<SearchOptions>({
       },
       onArticles,
     );
+    // Announced only when the subscriber above finished: after a failure the kernel rolled back,
+    // the index has no entry to announce.
     const announce =
       (name: "search:indexed" | "search:removed") =>
       async ({ article, context }: { article: { id: string }; context: Record<string, unknown> }) => {
-        const durationMs = typeof context.searchIndexMs === "number" ? context.searchIndexMs : 0;
+        const durationMs = context.searchIndexMs;
+        if (typeof durationMs !== "number") return;
         await ctx.hooks.callHook(name, { kind: "article", id: article.id, durationMs });
       };
     ctx.hooks.hook("article:afterCreate", announce("search:indexed"), onArticles);

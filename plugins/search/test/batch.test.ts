@@ -1,4 +1,4 @@
-import { definePlugin, type JobRecord, sql } from "@vellum/core";
+import { definePlugin, sql } from "@vellum/core";
 import { createTestVellum, type TestVellum } from "@vellum/core/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { search } from "../src/index.js";
@@ -8,12 +8,10 @@ import { fixtureArticles } from "./fixtures/articles-fixture.js";
 
 /**
  * Full-text entries are added once per transaction, just before it commits. These tests run
- * index and remove calls as the queue worker does, many jobs in one transaction with a savepoint
- * each, and hold the FTS index to its content table with FTS5's own integrity check.
+ * index and remove calls in a queue worker's batch (many jobs in one write, a savepoint each),
+ * and hold the FTS index to its content table with FTS5's own integrity check.
  */
 type Step = { op: "index"; doc: SearchDocument } | { op: "remove"; id: string } | { op: "fail"; doc: SearchDocument };
-
-const QUEUE = "search-batch-test";
 
 function doc(id: string, words: string): SearchDocument {
   const at = new Date(Date.UTC(2026, 0, 1)).toISOString();
@@ -28,21 +26,28 @@ function doc(id: string, words: string): SearchDocument {
   };
 }
 
-/** Applies each job's step through the search engine inside the worker's transaction. */
+/** The name of the batcher's queue (a plugin's own queue), once it is set up. */
+let QUEUE = "";
+/** The transactions the batcher's jobs ran in. */
+const transactions = new Set<unknown>();
+
+/** Applies each job's step through the search engine, in the write of the worker's batch. */
 const batcher = definePlugin({
   name: "batcher",
   dependsOn: ["search"],
   setup(ctx) {
-    ctx.queue.process(
-      QUEUE,
-      async (job: JobRecord, trx) => {
+    const queue = ctx.queue();
+    QUEUE = queue.name;
+    queue.process(
+      async (job, w) => {
         const engine = ctx.inject("search").engine;
         const step = job.payload as Step;
-        if (step.op === "remove") return void (await engine.remove(trx, step.id));
-        await engine.index(trx, step.doc);
+        transactions.add(w.trx);
+        if (step.op === "remove") return void (await engine.remove(w.trx, step.id));
+        await engine.index(w.trx, step.doc);
         if (step.op === "fail") throw new Error("this job fails after indexing its document");
       },
-      { mode: "transactional", batchSize: 100, maxAttempts: 1 },
+      { batchSize: 100, maxAttempts: 1 },
     );
   },
 });
@@ -53,8 +58,10 @@ afterEach(async () => {
   t = undefined;
 });
 
+/** Enqueues `steps` in one transaction and waits until the worker applied them, in one write. */
 async function runInOneBatch(vellum: TestVellum, steps: Step[]): Promise<void> {
   const queue = vellum.vellum.queue();
+  transactions.clear();
   await vellum.vellum
     .db()
     .transaction()
@@ -64,10 +71,11 @@ async function runInOneBatch(vellum: TestVellum, steps: Step[]): Promise<void> {
   const deadline = Date.now() + 10_000;
   for (;;) {
     const stats = (await queue.stats()).find((s) => s.queue === QUEUE);
-    if (!stats || stats.queued === 0) return;
+    if (!stats || stats.queued === 0) break;
     if (Date.now() > deadline) throw new Error("the batch was not applied in time");
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+  expect(transactions.size).toBe(1);
 }
 
 async function ftsState(vellum: TestVellum) {

@@ -1,20 +1,26 @@
-import type { HealthCheckResult } from "@vellum/core";
-import { sql } from "@vellum/core";
+import { rm } from "node:fs/promises";
+import { type ComponentReport, sql } from "@vellum/core";
+import { createTestVellum } from "@vellum/core/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { reindex } from "../src/index.js";
+import { fixtureArticles } from "./fixtures/articles-fixture.js";
 import { article, boot, type Harness, slugs } from "./helpers.js";
 
 let h: Harness | undefined;
+/** Data dirs of instances restarted on them (`close()` keeps a dir it was given). */
+const dataDirs: string[] = [];
 afterEach(async () => {
   await h?.t.close();
   h = undefined;
+  for (const dir of dataDirs.splice(0)) await rm(dir, { recursive: true, force: true });
 });
 
-async function health(harness: Harness): Promise<HealthCheckResult | undefined> {
-  const checks: HealthCheckResult[] = [];
-  await harness.t.vellum.hooks.callHookParallel("health:check", { checks });
-  return checks.find((c) => c.name === "search");
+/** The index's health component, checked as the health plugin checks it. */
+function health(harness: Harness): Promise<ComponentReport> {
+  return Promise.resolve(harness.component("search").check());
 }
+
+const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 async function activeGeneration(harness: Harness): Promise<number> {
   const rows = await sql<{ generation: number }>`
@@ -23,16 +29,31 @@ async function activeGeneration(harness: Harness): Promise<number> {
 }
 
 describe("index health", () => {
-  it("reports documents, last index time and freshness", async () => {
+  it("is a readiness component reporting documents, last index time and freshness", async () => {
     h = await boot();
     await h.articles.create(article("one", "One", "<p>First.</p>"));
-    const result = await health(h);
-    expect(result).toEqual({
-      name: "search",
-      ok: true,
+    expect(h.component("search")).toMatchObject({ name: "search", plugin: "search", readiness: true });
+    expect(await health(h)).toStrictEqual({
       state: "ok",
-      detail: { documents: 1, indexed_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), stale: false },
+      detail: { documents: 1, indexed_at: expect.stringMatching(ISO_TIME), stale: false },
+      ethics: { search_queries_logged: false },
     });
+  });
+
+  it("reports no index time (null) while there is no index", async () => {
+    // Articles written before search was installed; without autoRepair nothing builds the index.
+    const before = fixtureArticles();
+    const first = await createTestVellum({ plugins: [before.plugin] });
+    await before.create(article("before", "Before search", "<p>An old harbour.</p>"));
+    await first.vellum.close();
+    dataDirs.push(first.dataDir);
+    h = await boot({ dataDir: first.dataDir });
+    expect(await health(h)).toStrictEqual({
+      state: "unavailable",
+      detail: { documents: 0, indexed_at: null, stale: true },
+      ethics: { search_queries_logged: false },
+    });
+    expect((await h.search("harbour ")).degraded).toBe(true);
   });
 
   it("is degraded (stale) when articles changed behind its back, and a reindex catches up", async () => {
@@ -40,10 +61,10 @@ describe("index health", () => {
     await h.articles.create(article("one", "One", "<p>First.</p>"));
     await sql`INSERT INTO fixture_articles VALUES ('Z1', 'Hidden', 'hidden', '<p>Written around the hooks.</p>', '[]',
       '2030-01-01T00:00:00.000Z', '2030-01-01T00:00:00.000Z')`.execute(h.t.vellum.db());
-    expect(await health(h)).toMatchObject({ ok: false, state: "degraded", detail: { documents: 1, stale: true } });
+    expect(await health(h)).toMatchObject({ state: "degraded", detail: { documents: 1, stale: true } });
     expect((await h.search("hidden ")).degraded).toBeUndefined();
     await reindex(h.t.vellum);
-    expect(await health(h)).toMatchObject({ ok: true, state: "ok", detail: { documents: 2, stale: false } });
+    expect(await health(h)).toMatchObject({ state: "ok", detail: { documents: 2, stale: false } });
     expect(slugs(await h.search("hidden "))).toEqual(["hidden"]);
   });
 });
@@ -58,7 +79,7 @@ describe("degraded mode", () => {
     const res = await h.t.fetch("/api/v1/search?q=lighthouse&limit=5&offset=0");
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ results: [], total: 0, limit: 5, offset: 0, degraded: true });
-    expect(await health(h)).toMatchObject({ name: "search", ok: false, state: "unavailable", detail: { stale: true } });
+    expect(await health(h)).toMatchObject({ state: "unavailable", detail: { stale: true } });
     expect((await h.t.fetch("/api/v1/articles/kept")).status).toBe(200);
 
     // The failed query marked the generation broken; publishing goes on without it.
@@ -68,7 +89,7 @@ describe("degraded mode", () => {
 
     await reindex(h.t.vellum);
     expect(slugs(await h.search("lighthouse ")).sort()).toEqual(["kept", "later"]);
-    expect(await health(h)).toMatchObject({ ok: true, state: "ok" });
+    expect(await health(h)).toMatchObject({ state: "ok" });
   });
 
   it("answers degraded when a query hits a damaged index, and marks it for rebuilding", async () => {
@@ -91,6 +112,7 @@ describe("degraded mode", () => {
     await first.articles.create(article("before", "Before search", "<p>An old harbour.</p>"));
     const dataDir = first.t.dataDir;
     await first.t.vellum.close();
+    dataDirs.push(dataDir);
     h = await boot({ dataDir, search: { autoRepair: true, repairIntervalMs: 50 } });
     const deadline = Date.now() + 5000;
     let body = await h.search("harbour ");
@@ -119,27 +141,81 @@ describe("index writes share the article's transaction", () => {
     expect(slugs(await h.search("lighthouse ")).sort()).toEqual(["kept", "later"]);
   });
 
+  it("keeps publishing when the index subscriber throws: the kernel rolls its part back and reports it", async () => {
+    h = await boot();
+    const announced: string[] = [];
+    h.t.vellum.hooks.hook("search:indexed", ({ id }) => {
+      announced.push(id);
+    });
+    const kept = await h.articles.create(article("kept", "Kept", "<p>A lighthouse story.</p>"));
+    const db = h.t.vellum.db();
+    // With its generations table out of reach, search cannot even find the index to write to.
+    await sql`ALTER TABLE search_generations RENAME TO search_generations_away`.execute(db);
+    const later = await h.articles.create(article("later", "Later", "<p>Another lighthouse.</p>"));
+    await sql`ALTER TABLE search_generations_away RENAME TO search_generations`.execute(db);
+
+    expect((await h.t.fetch("/api/v1/articles/later")).status).toBe(200);
+    expect(h.t.errors.map((e) => ({ plugin: e.plugin, hook: e.hook }))).toEqual([
+      { plugin: "search", hook: "article:commit" },
+    ]);
+    h.t.errors.length = 0;
+    expect(announced).toEqual([kept.id]);
+    expect(later.id).not.toBe(kept.id);
+
+    // Nothing of the failed index write is left; the index is stale, not broken.
+    const pending = await sql<{ n: number }>`SELECT count(*) AS n FROM search_pending_fts`.execute(db);
+    expect(pending.rows[0]?.n).toBe(0);
+    expect(await health(h)).toMatchObject({ state: "degraded", detail: { documents: 1, stale: true } });
+    const stale = await h.search("lighthouse ");
+    expect(stale.degraded).toBeUndefined();
+    expect(slugs(stale)).toEqual(["kept"]);
+
+    await reindex(h.t.vellum);
+    expect(slugs(await h.search("lighthouse ")).sort()).toEqual(["kept", "later"]);
+    expect(await health(h)).toMatchObject({ state: "ok", detail: { documents: 2, stale: false } });
+    expect(h.t.errors).toEqual([]);
+  });
+
+  it("repairs a stale index by itself", async () => {
+    h = await boot({ search: { autoRepair: true, repairIntervalMs: 50 } });
+    await h.articles.create(article("one", "One", "<p>First.</p>"));
+    await sql`INSERT INTO fixture_articles VALUES ('Z1', 'Hidden', 'hidden', '<p>Written around the hooks.</p>', '[]',
+      '2030-01-01T00:00:00.000Z', '2030-01-01T00:00:00.000Z')`.execute(h.t.vellum.db());
+    const deadline = Date.now() + 5000;
+    while ((await health(h)).state !== "ok" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    expect(await health(h)).toMatchObject({ state: "ok", detail: { documents: 2, stale: false } });
+    expect(slugs(await h.search("hidden "))).toEqual(["hidden"]);
+  });
+
   it("leaves no trace of a write that rolls back", async () => {
     h = await boot();
-    const db = h.t.vellum.db();
-    const now = new Date().toISOString();
-    const ghost = {
-      id: "G1",
-      slug: "ghost",
-      title: "Ghost",
-      content: "<p>Phantom words.</p>",
-      tags: [],
-      created_at: now,
-      updated_at: now,
-    };
+    const announced: string[] = [];
+    h.t.vellum.hooks.hook("search:indexed", ({ id }) => {
+      announced.push(id);
+    });
+    const generation = await activeGeneration(h);
+    let inTransaction: string[] = [];
     await expect(
-      db.transaction().execute(async (trx) => {
-        await sql`INSERT INTO fixture_articles VALUES ('G1', 'Ghost', 'ghost', '', '[]', ${now}, ${now})`.execute(trx);
-        await h?.t.vellum.hooks.callHook("article:commit", { op: "create", article: ghost, trx, context: {} });
-        throw new Error("the write failed after indexing");
-      }),
-    ).rejects.toThrow("the write failed");
+      h.articles.createThenFail(
+        article("ghost", "Ghost", "<p>Phantom words.</p>"),
+        new Error("the write failed after indexing"),
+        async (trx) => {
+          const rows = await sql<{ slug: string }>`
+            SELECT slug FROM ${sql.table(`search_docs_g${generation}`)}`.execute(trx);
+          inTransaction = rows.rows.map((r) => r.slug);
+        },
+      ),
+    ).rejects.toThrow("the write failed after indexing");
+    // The index entry was written in the transaction, and went with it.
+    expect(inTransaction).toEqual(["ghost"]);
+    const db = h.t.vellum.db();
+    const left = await sql<{ docs: number; pending: number }>`
+      SELECT (SELECT count(*) FROM ${sql.table(`search_docs_g${generation}`)}) AS docs,
+             (SELECT count(*) FROM search_pending_fts) AS pending`.execute(db);
+    expect(left.rows[0]).toEqual({ docs: 0, pending: 0 });
     expect((await h.search("phantom ")).total).toBe(0);
     expect(await health(h)).toMatchObject({ state: "ok", detail: { documents: 0, stale: false } });
+    expect(announced).toEqual([]);
+    expect(h.t.errors).toEqual([]);
   });
 });

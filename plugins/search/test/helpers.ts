@@ -1,3 +1,4 @@
+import { definePlugin, type KernelInfo, type RegisteredComponent } from "@vellum/core";
 import { createTestVellum, type TestVellum } from "@vellum/core/testing";
 import { search } from "../src/index.js";
 import type { SearchOptions } from "../src/options.js";
@@ -8,14 +9,36 @@ export interface Harness {
   t: TestVellum;
   articles: FixtureArticles;
   search(q: string, params?: Record<string, string>): Promise<SearchResponseBody>;
+  /** A registered health component, as the health plugin finds it (`ctx.kernel.components()`). */
+  component(name: string): RegisteredComponent;
+}
+
+/** A plugin that keeps what the kernel tells plugins about itself (the components registered). */
+export function kernelProbe() {
+  let kernel: KernelInfo | undefined;
+  const plugin = definePlugin({
+    name: "kernel-probe",
+    setup(ctx) {
+      kernel = ctx.kernel;
+    },
+  })();
+  return {
+    plugin,
+    component(name: string): RegisteredComponent {
+      const found = kernel?.components().find((c) => c.name === name);
+      if (!found) throw new Error(`no health component ${name} is registered`);
+      return found;
+    },
+  };
 }
 
 export async function boot(
   options: { search?: Partial<SearchOptions>; features?: string[]; dataDir?: string } = {},
 ): Promise<Harness> {
   const articles = fixtureArticles();
+  const probe = kernelProbe();
   const t = await createTestVellum({
-    plugins: [articles.plugin, search({ rateLimit: false, autoRepair: false, ...options.search })],
+    plugins: [articles.plugin, search({ rateLimit: false, autoRepair: false, ...options.search }), probe.plugin],
     config: { features: options.features ?? [] },
     ...(options.dataDir ? { dataDir: options.dataDir } : {}),
   });
@@ -28,6 +51,7 @@ export async function boot(
       if (res.status !== 200) throw new Error(`search answered ${res.status}: ${await res.text()}`);
       return (await res.json()) as SearchResponseBody;
     },
+    component: probe.component,
   };
 }
 

@@ -1,6 +1,9 @@
 import type { HookPayload } from "@vellum/core";
 
-/** The transaction of the write that indexes (a commit hook's `trx`). */
+/**
+ * The transaction of the write that indexes, as its writer hands it over (a commit hook's `trx`,
+ * or another plugin's queue job's `w.trx`): typed with the writer's tables, or none.
+ */
 export type WriteTransaction = HookPayload<"article:commit">["trx"];
 
 /** What the engine indexes for one article. */

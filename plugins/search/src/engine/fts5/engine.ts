@@ -1,4 +1,5 @@
-import { collectForCommit, type Kysely, sql } from "@vellum/core";
+import { collectForCommit, sql } from "@vellum/core";
+import { type Db, type GenerationRow, searchView } from "../../tables.js";
 import type {
   EngineStats,
   RebuildOptions,
@@ -7,22 +8,12 @@ import type {
   SearchRequest,
   WriteTransaction,
 } from "../types.js";
-import {
-  createGeneration,
-  type GenerationRow,
-  isFreshBuild,
-  listGenerations,
-  liveState,
-  markBroken,
-} from "./generations.js";
+import { createGeneration, isFreshBuild, listGenerations, liveState, markBroken } from "./generations.js";
+import { applyChanges, clearPending, type IndexChange, removeDocument, upsertDocument } from "./index-writes.js";
 import { rebuild } from "./rebuild.js";
 import { type GenerationTables, generationTables, LAYOUT } from "./schema.js";
 import { search } from "./searcher.js";
 import { related, suggestTags } from "./similar.js";
-import { applyChanges, clearPending, type IndexChange, removeDocument, upsertDocument } from "./writer.js";
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the search tables are created and named at run time
-type Db = Kysely<any>;
 
 /** The index is missing or unusable; the caller answers degraded. */
 export class IndexUnavailableError extends Error {
@@ -66,14 +57,16 @@ export class Fts5Engine implements SearchEngine {
    */
   async #write(
     trx: WriteTransaction,
-    apply: (t: GenerationTables, row: GenerationRow) => Promise<IndexChange | undefined>,
+    apply: (db: Db, t: GenerationTables, row: GenerationRow) => Promise<IndexChange | undefined>,
   ): Promise<void> {
-    for (const row of await listGenerations(trx)) {
+    const db = searchView(trx);
+    for (const row of await listGenerations(db)) {
       if (row.broken || row.layout !== LAYOUT) continue;
       const tables = generationTables(row.generation);
-      const change = await this.#guarded(trx, row.generation, () => apply(tables, row));
+      const change = await this.#guarded(db, row.generation, () => apply(db, tables, row));
       if (!change) continue;
-      await collectForCommit(trx, `search:counts:${row.generation}`, change, async (db, changes) => {
+      await collectForCommit(trx, `search:counts:${row.generation}`, change, async (executor, changes) => {
+        const db = searchView(executor);
         const done = await this.#guarded(db, row.generation, async () => {
           await applyChanges(db, tables, changes, row.state === "building");
           return true;
@@ -101,11 +94,11 @@ export class Fts5Engine implements SearchEngine {
   }
 
   index(trx: WriteTransaction, doc: SearchDocument): Promise<void> {
-    return this.#write(trx, (t) => upsertDocument(trx, t, doc));
+    return this.#write(trx, (db, t) => upsertDocument(db, t, doc));
   }
 
   remove(trx: WriteTransaction, id: string): Promise<void> {
-    return this.#write(trx, (t, row) => removeDocument(trx, t, id, row.state === "building"));
+    return this.#write(trx, (db, t, row) => removeDocument(db, t, id, row.state === "building"));
   }
 
   /**
@@ -154,10 +147,11 @@ export class Fts5Engine implements SearchEngine {
     const building = (await listGenerations(this.#db)).find((r) => r.state === "building");
     let latestChange: string | null = null;
     if (state === "ok" && row) {
-      const t = generationTables(row.generation);
-      const latest = await sql<{ latest: string | null }>`
-        SELECT max(updated_at) AS latest FROM ${sql.table(t.docs)}`.execute(this.#db);
-      latestChange = latest.rows[0]?.latest ?? null;
+      const latest = await this.#db
+        .selectFrom(generationTables(row.generation).docs)
+        .select((eb) => eb.fn.max("updated_at").as("latest"))
+        .executeTakeFirst();
+      latestChange = latest?.latest ?? null;
     }
     return {
       state,

@@ -1,4 +1,5 @@
-import { type Kysely, sql } from "@vellum/core";
+import { sql } from "@vellum/core";
+import type { Db, GenerationRow } from "../../tables.js";
 import {
   createGenerationTables,
   dropGenerationTables,
@@ -10,31 +11,20 @@ import {
   LAYOUT,
 } from "./schema.js";
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the search tables are created and named at run time
-type Db = Kysely<any>;
-
-export interface GenerationRow {
-  generation: number;
-  state: "active" | "building";
-  layout: number;
-  documents: number;
-  broken: number;
-  indexed_at: string | null;
-  started_at: string;
-  heartbeat_at: string;
-}
-
 /** A build whose heartbeat is older than this was abandoned (its process died). */
 export const BUILD_STALE_MS = 60_000;
 
-export async function listGenerations(db: Db): Promise<GenerationRow[]> {
-  const rows = await sql<GenerationRow>`SELECT * FROM search_generations ORDER BY generation`.execute(db);
-  return rows.rows;
+export function listGenerations(db: Db): Promise<GenerationRow[]> {
+  return db.selectFrom("search_generations").selectAll().orderBy("generation").execute();
 }
 
-export async function activeGeneration(db: Db): Promise<GenerationRow | undefined> {
-  const rows = await sql<GenerationRow>`SELECT * FROM search_generations WHERE state = 'active'`.execute(db);
-  return rows.rows[0];
+export function activeGeneration(db: Db): Promise<GenerationRow | undefined> {
+  return db.selectFrom("search_generations").selectAll().where("state", "=", "active").executeTakeFirst();
+}
+
+/** The row of `generation`, or undefined when it is gone. */
+export function generationRow(db: Db, generation: number): Promise<GenerationRow | undefined> {
+  return db.selectFrom("search_generations").selectAll().where("generation", "=", generation).executeTakeFirst();
 }
 
 export function isFreshBuild(row: GenerationRow, now = Date.now()): boolean {
@@ -43,15 +33,21 @@ export function isFreshBuild(row: GenerationRow, now = Date.now()): boolean {
 
 /** Marks a generation unusable (a write to it failed); it stays out of queries until rebuilt. */
 export async function markBroken(db: Db, generation: number): Promise<void> {
-  await sql`UPDATE search_generations SET broken = 1 WHERE generation = ${generation}`.execute(db);
+  await db.updateTable("search_generations").set({ broken: 1 }).where("generation", "=", generation).execute();
 }
 
+/** Counts `added` documents into a generation and renews its heartbeat (and `indexed_at` when `indexed`). */
 export async function touch(db: Db, generation: number, added: number, indexed: boolean): Promise<void> {
   const now = new Date().toISOString();
-  await sql`UPDATE search_generations
-    SET documents = documents + ${added}, heartbeat_at = ${now},
-        indexed_at = CASE WHEN ${indexed ? 1 : 0} = 1 THEN ${now} ELSE indexed_at END
-    WHERE generation = ${generation}`.execute(db);
+  await db
+    .updateTable("search_generations")
+    .set((eb) => ({
+      documents: eb("documents", "+", added),
+      heartbeat_at: now,
+      ...(indexed ? { indexed_at: now } : {}),
+    }))
+    .where("generation", "=", generation)
+    .execute();
 }
 
 /** Creates an empty generation in state `state`; its tables and its row commit together. */
@@ -62,7 +58,7 @@ export async function createGeneration(db: Db, state: "active" | "building"): Pr
       INSERT INTO search_generations (state, layout, indexed_at, started_at, heartbeat_at)
       VALUES (${state}, ${LAYOUT}, ${state === "active" ? now : null}, ${now}, ${now})
       RETURNING generation`.execute(trx);
-    const tables = generationTables((inserted.rows[0] as { generation: number }).generation);
+    const tables = generationTables((inserted.rows[0] as Pick<GenerationRow, "generation">).generation);
     await createGenerationTables(trx, tables);
     return tables;
   });
@@ -78,17 +74,20 @@ export async function promote(
   beforeSwitch: (trx: Db) => Promise<void>,
 ): Promise<number | null> {
   return db.transaction().execute(async (trx) => {
-    const rows = await sql<GenerationRow>`SELECT * FROM search_generations`.execute(trx);
-    const building = rows.rows.find((row) => row.generation === generation && row.state === "building");
+    const rows = await listGenerations(trx);
+    const building = rows.find((row) => row.generation === generation && row.state === "building");
     if (!building) throw new Error(`search generation ${generation} is no longer being built`);
     if (building.broken) throw new Error(`a live write to search generation ${generation} failed`);
     await beforeSwitch(trx);
-    const previous = rows.rows.find((row) => row.state === "active");
-    if (previous) await sql`DELETE FROM search_generations WHERE generation = ${previous.generation}`.execute(trx);
+    const previous = rows.find((row) => row.state === "active");
+    if (previous) await trx.deleteFrom("search_generations").where("generation", "=", previous.generation).execute();
     const now = new Date().toISOString();
-    await sql`UPDATE search_generations SET state = 'active', indexed_at = ${now}, heartbeat_at = ${now}
-      WHERE generation = ${generation}`.execute(trx);
-    await sql`DELETE FROM ${sql.table(generationTables(generation).tombstones)}`.execute(trx);
+    await trx
+      .updateTable("search_generations")
+      .set({ state: "active", indexed_at: now, heartbeat_at: now })
+      .where("generation", "=", generation)
+      .execute();
+    await trx.deleteFrom(generationTables(generation).tombstones).execute();
     return previous?.generation ?? null;
   });
 }
@@ -96,7 +95,7 @@ export async function promote(
 /** Forgets a generation and drops its tables. */
 export async function discardGeneration(db: Db, generation: number): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    await sql`DELETE FROM search_generations WHERE generation = ${generation}`.execute(trx);
+    await trx.deleteFrom("search_generations").where("generation", "=", generation).execute();
     await dropGenerationTables(trx, generationTables(generation));
   });
 }

@@ -1,21 +1,18 @@
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
-import { type Kysely, sql } from "@vellum/core";
+import type { Db, GenerationRow } from "../../tables.js";
 import { type RebuildOptions, type RebuildResult, RebuildRunningError, type SearchDocument } from "../types.js";
 import {
   createGeneration,
   discardGeneration,
-  type GenerationRow,
+  generationRow,
   isFreshBuild,
   listGenerations,
   promote,
   removeLeftovers,
 } from "./generations.js";
+import { insertBatch } from "./index-writes.js";
 import { dropGenerationTables, generationTables } from "./schema.js";
 import { addBuildCounts, describePending, finishVocabulary } from "./vocabulary.js";
-import { insertBatch } from "./writer.js";
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the search tables are created and named at run time
-type Db = Kysely<any>;
 
 /**
  * Articles created more than this after the build began were written to the new generation by
@@ -27,8 +24,7 @@ const CAUGHT_UP_MARGIN_MS = 1000;
 const DESCRIBE_CHUNK = 10_000;
 
 async function stillBuilding(db: Db, generation: number): Promise<GenerationRow> {
-  const rows = await sql<GenerationRow>`SELECT * FROM search_generations WHERE generation = ${generation}`.execute(db);
-  const row = rows.rows[0];
+  const row = await generationRow(db, generation);
   if (row?.state !== "building") throw new Error(`search generation ${generation} was abandoned`);
   if (row.broken) throw new Error(`a live write to search generation ${generation} failed`);
   return row;

@@ -1,7 +1,5 @@
-import { type Kysely, sql } from "@vellum/core";
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the search tables are created and named at run time
-type Db = Kysely<any>;
+import { sql } from "@vellum/core";
+import type { Db } from "../../tables.js";
 
 /** Version of the per-generation table layout below; a generation with another layout is rebuilt. */
 export const LAYOUT = 1;
@@ -9,34 +7,33 @@ export const LAYOUT = 1;
 /** Column weights for bm25: a title hit counts more than a tag hit, which counts more than a body hit. */
 export const WEIGHTS = { title: 10, tags: 4, body: 1 } as const;
 
-/** The tables of one index generation; every name starts with `search_`. */
+/** The tables of one index generation (typed in `SearchTables`); every name starts with `search_`. */
 export interface GenerationTables {
   generation: number;
   /** One row per indexed article: what results show, plus the text FTS5 reads as external content. */
-  docs: string;
+  docs: `search_docs_g${number}`;
   /** FTS5 index over docs(title, tags_text, body). */
-  fts: string;
+  fts: `search_fts_g${number}`;
   /** Vocabulary: every word, its Porter stem, and the number of documents that contain it. */
-  terms: string;
+  terms: `search_terms_g${number}`;
   /** Deletion neighbourhoods of the vocabulary, for typo correction. */
-  variants: string;
+  variants: `search_variants_g${number}`;
   /** Every tag in use with its document count. */
-  tags: string;
+  tags: `search_tags_g${number}`;
   /** Articles deleted while this generation was being built (so a stale batch cannot resurrect them). */
-  tombstones: string;
+  tombstones: `search_tombstones_g${number}`;
 }
 
 export function generationTables(generation: number): GenerationTables {
   if (!Number.isSafeInteger(generation) || generation <= 0) throw new TypeError(`bad generation ${generation}`);
-  const name = (part: string) => `search_${part}_g${generation}`;
   return {
     generation,
-    docs: name("docs"),
-    fts: name("fts"),
-    terms: name("terms"),
-    variants: name("variants"),
-    tags: name("tags"),
-    tombstones: name("tombstones"),
+    docs: `search_docs_g${generation}`,
+    fts: `search_fts_g${generation}`,
+    terms: `search_terms_g${generation}`,
+    variants: `search_variants_g${generation}`,
+    tags: `search_tags_g${generation}`,
+    tombstones: `search_tombstones_g${generation}`,
   };
 }
 

@@ -1,4 +1,5 @@
-import { type Kysely, sql } from "@vellum/core";
+import { sql } from "@vellum/core";
+import type { Db } from "../../tables.js";
 import { parseQuery } from "../../query/parse.js";
 import { planQuery, type QueryPlan, type VocabularyLookup } from "../../query/plan.js";
 import { makeSnippet, stemMatcher } from "../../snippet.js";
@@ -6,9 +7,6 @@ import type { SearchHit, SearchRequest, SearchResult } from "../types.js";
 import { matchExpression, quote } from "./expression.js";
 import { type GenerationTables, WEIGHTS } from "./schema.js";
 import { completions, correctionCandidates, stemDocs } from "./vocabulary.js";
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the search tables are created and named at run time
-type Db = Kysely<any>;
 
 interface PageRow {
   rowid: number;

@@ -1,12 +1,10 @@
-import { type Kysely, sql } from "@vellum/core";
+import { sql } from "@vellum/core";
+import type { Db } from "../../tables.js";
 import { termFrequencies, termWeights, topTerms } from "../../ai/term-weights.js";
 import type { RelatedHit, TagSuggestion } from "../types.js";
 import { anyOf } from "./expression.js";
 import { type GenerationTables, WEIGHTS } from "./schema.js";
 import { termDocs } from "./vocabulary.js";
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the search tables are created and named at run time
-type Db = Kysely<any>;
 
 /** Words used to describe a document for similarity. */
 const QUERY_TERMS = 10;

@@ -1,10 +1,8 @@
-import { type Kysely, sql } from "@vellum/core";
+import { sql } from "@vellum/core";
+import type { Db } from "../../tables.js";
 import { porterStem } from "../../text/porter.js";
 import { deletionVariants, isCorrectable } from "../../typo/variants.js";
 import type { GenerationTables } from "./schema.js";
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the search tables are created and named at run time
-type Db = Kysely<any>;
 
 /** Rows per multi-row statement (2–3 parameters each, far below SQLite's variable limit). */
 const CHUNK = 4000;

@@ -1,4 +1,5 @@
-import { type Kysely, sql } from "@vellum/core";
+import { sql } from "@vellum/core";
+import type { Db, DocsRow } from "../../tables.js";
 import { vocabularyWords } from "../../text/tokenize.js";
 import type { SearchDocument } from "../types.js";
 import { touch } from "./generations.js";
@@ -12,22 +13,14 @@ export interface IndexChange {
   added: number;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the search tables are created and named at run time
-type Db = Kysely<any>;
-
-interface StoredText {
-  rowid: number;
-  title: string;
-  tags: string;
-  tags_text: string;
-  body: string;
-}
+/** What removing a document needs of its stored row. */
+type StoredText = Pick<DocsRow, "rowid" | "title" | "tags" | "tags_text" | "body">;
 
 function documentWords(doc: { title: string; tags_text: string; body: string }): Set<string> {
   return vocabularyWords(`${doc.title}\n${doc.tags_text}\n${doc.body}`);
 }
 
-function row(doc: SearchDocument) {
+function row(doc: SearchDocument): Omit<DocsRow, "rowid"> {
   return {
     article_id: doc.id,
     slug: doc.slug,
@@ -83,12 +76,12 @@ export async function upsertDocument(db: Db, t: GenerationTables, doc: SearchDoc
   const old = await stored(db, t, doc.id);
   if (old) await unindex(db, t, old, terms, tags);
   const values = row(doc);
-  const inserted = await sql<{ rowid: number }>`
+  const inserted = await sql<Pick<DocsRow, "rowid">>`
     INSERT INTO ${sql.table(t.docs)} (article_id, slug, title, tags, tags_text, body, created_at, updated_at)
     VALUES (${values.article_id}, ${values.slug}, ${values.title}, ${values.tags}, ${values.tags_text},
             ${values.body}, ${values.created_at}, ${values.updated_at})
     RETURNING rowid`.execute(db);
-  const rowid = (inserted.rows[0] as { rowid: number }).rowid;
+  const rowid = (inserted.rows[0] as Pick<DocsRow, "rowid">).rowid;
   await sql`INSERT INTO search_pending_fts (generation, docid) VALUES (${t.generation}, ${rowid})`.execute(db);
   countInto(terms, documentWords(values), 1);
   countInto(tags, doc.tags, 1);
@@ -127,7 +120,7 @@ async function indexPending(db: Db, t: GenerationTables): Promise<void> {
 
 /** Forgets the pending full-text entries of `generation` (indexed, or the generation broke). */
 export async function clearPending(db: Db, generation: number): Promise<void> {
-  await sql`DELETE FROM search_pending_fts WHERE generation = ${generation}`.execute(db);
+  await db.deleteFrom("search_pending_fts").where("generation", "=", generation).execute();
 }
 
 /**
@@ -168,7 +161,7 @@ export async function insertBatch(
 ): Promise<number> {
   if (docs.length === 0) return 0;
   const rows = docs.map(row);
-  const inserted = await sql<{ rowid: number; article_id: string }>`
+  const inserted = await sql<Pick<DocsRow, "rowid" | "article_id">>`
     INSERT INTO ${sql.table(t.docs)} (article_id, slug, title, tags, tags_text, body, created_at, updated_at)
     SELECT value ->> '$.article_id', value ->> '$.slug', value ->> '$.title', value ->> '$.tags',
       value ->> '$.tags_text', value ->> '$.body', value ->> '$.created_at', value ->> '$.updated_at'
