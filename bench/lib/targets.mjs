@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { startServer } from "./server.mjs";
 
 const bareServer = fileURLToPath(new URL("../servers/bare-http.mjs", import.meta.url));
+const h3Server = fileURLToPath(new URL("../servers/h3-headers.mjs", import.meta.url));
 const vellumBin = fileURLToPath(new URL("../../packages/vellum/bin/vellum.mjs", import.meta.url));
 
 /**
@@ -17,6 +18,12 @@ const vellumBin = fileURLToPath(new URL("../../packages/vellum/bin/vellum.mjs", 
 export const bare = {
   name: "bare node:http",
   start: () => startServer({ args: (port) => [bareServer, "--port", String(port)] }),
+};
+
+/** @type {Target} h3 alone sending the headers a Vellum response carries (the kernel target's reference). */
+export const h3Headers = {
+  name: "h3 + same headers",
+  start: () => startServer({ args: (port) => [h3Server, "--port", String(port)] }),
 };
 
 /** @type {Target} `vellum serve` on a fresh temporary data directory, removed again on stop. */

@@ -3,7 +3,8 @@ import { sql } from "kysely";
 
 /**
  * The bench's stand-in for the articles plugin (search never imports it): articles in their own
- * table, the real `ArticlesService`, `article:commit` inside each write's transaction. `load`
+ * table, the real `ArticlesService`, writes through the kernel's write primitive (`article:commit`
+ * inside each write's transaction, `article:after*` after it). `load`
  * inserts without hooks (to fill the database before timing the index build); `create` is the
  * normal write path (the index is updated inside the transaction).
  */
@@ -16,6 +17,12 @@ export function fixtureArticles() {
       ${a.created_at}, ${a.updated_at})`.execute(db);
   const plugin = definePlugin({
     name: "articles",
+    hooks: {
+      "article:commit": "commit",
+      "article:afterCreate": "isolated",
+      "article:afterUpdate": "isolated",
+      "article:afterDelete": "isolated",
+    },
     setup(c) {
       ctx = c;
       c.migrations({
@@ -67,20 +74,20 @@ export function fixtureArticles() {
     /** @param {Record<string, unknown>} article */
     async create(article) {
       const context = {};
-      await ctx.db.transaction().execute(async (trx) => {
-        await insert(trx, article);
-        await ctx.hooks.callHook("article:commit", { op: "create", article, trx, context });
+      await ctx.write(async (w) => {
+        await insert(w.trx, article);
+        await w.commit("article:commit", { op: "create", article, context });
+        w.after("article:afterCreate", { article, context });
       });
-      await ctx.hooks.callHook("article:afterCreate", { article, context });
     },
     /** @param {Record<string, unknown>} article */
     async remove(article) {
       const context = {};
-      await ctx.db.transaction().execute(async (trx) => {
-        await sql`DELETE FROM bench_articles WHERE id = ${article.id}`.execute(trx);
-        await ctx.hooks.callHook("article:commit", { op: "delete", article, trx, context });
+      await ctx.write(async (w) => {
+        await sql`DELETE FROM bench_articles WHERE id = ${article.id}`.execute(w.trx);
+        await w.commit("article:commit", { op: "delete", article, context });
+        w.after("article:afterDelete", { article, context });
       });
-      await ctx.hooks.callHook("article:afterDelete", { article, context });
     },
   };
 }
