@@ -179,7 +179,7 @@ export function createVellum(input: VellumConfig): Vellum {
       logger: logger.withTag("queue"),
       onError: (error, info) =>
         captureError(error, {
-          plugin: "queue",
+          plugin: info.owner,
           tags: { queue: info.queue, ...(info.jobId ? { job: info.jobId } : {}) },
         }),
     });

@@ -1,94 +1,159 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { definePlugin, isIsolatedHook } from "../src/index.js";
+import { type ArticleRecord, createVellum, definePlugin, type HookName, type VellumHooks } from "../src/index.js";
 import { createTestVellum, type TestVellum } from "../src/testing/index.js";
 import { notesPlugin } from "./fixtures/notes-plugin.js";
+import { hookFailures, noteCount, postNote } from "./helpers/notes.js";
+
+declare module "../src/hooks/types.js" {
+  interface VellumHooks {
+    /** Test hooks of the `relay` plugin below, one of each kind a plugin may declare besides `commit`. */
+    "relay:serial": (payload: { calls: string[] }) => void | Promise<void>;
+    "relay:isolated": (payload: { calls: string[] }) => void | Promise<void>;
+  }
+}
 
 let t: TestVellum | undefined;
+const dirs: string[] = [];
 afterEach(async () => {
   await t?.close();
   t = undefined;
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
 });
 
-async function createNote(id: string) {
-  if (!t) throw new Error("no instance");
-  return t.fetch("/api/v1/notes", { method: "POST", json: { id, body: "text" }, headers: await t.writeHeaders() });
+const article: ArticleRecord = {
+  id: "x",
+  title: "",
+  slug: "x",
+  content: "",
+  tags: [],
+  created_at: "",
+  updated_at: "",
+};
+
+/** A plugin whose setup subscribes `fn` to `name` (typed loosely: some tests subscribe to names nobody declares). */
+function subscriber(name: string, hook: string, fn: () => void, options?: { optional?: boolean }) {
+  return definePlugin({
+    name,
+    setup: (ctx) => void ctx.hooks.hook(hook as HookName, fn as VellumHooks[HookName], options),
+  })();
 }
 
-async function count(): Promise<number> {
-  const res = await t!.fetch("/api/v1/notes-count");
-  return (await res.json()).count;
+/** An instance that has not started yet; `ready()` is the test's to call. */
+async function unstarted(plugins: Parameters<typeof createTestVellum>[0] = {}): Promise<TestVellum> {
+  t = await createTestVellum({ ...plugins, ready: false });
+  return t;
 }
 
-describe("hook kinds", () => {
-  it("classifies after-hooks and announcements as isolated, everything else as serial", () => {
-    expect(isIsolatedHook("article:afterCreate")).toBe(true);
-    expect(isIsolatedHook("health:check")).toBe(true);
-    expect(isIsolatedHook("vellum:error")).toBe(true);
-    expect(isIsolatedHook("article:commit")).toBe(false);
-    expect(isIsolatedHook("article:beforeCreate")).toBe(false);
-    expect(isIsolatedHook("article:afterwards")).toBe(false);
-  });
-});
-
-describe("in-transaction commit hooks", () => {
-  it("commit together with the write", async () => {
-    const seen: string[] = [];
-    const indexer = definePlugin({
-      name: "indexer",
-      setup(ctx) {
-        ctx.migrations({
-          "0001_init": {
-            up: (db) =>
-              db.schema
-                .createTable("indexer_rows")
-                .addColumn("id", "text", (c) => c.primaryKey())
-                .execute(),
-          },
-        });
-        ctx.hooks.hook("article:commit", async ({ article, trx }) => {
-          await trx.insertInto("indexer_rows").values({ id: article.id }).execute();
-          seen.push(article.id);
-        });
-      },
+describe("hook declarations", () => {
+  it("refuse at setup a subscription to a hook nobody declares, naming the closest declared hook", async () => {
+    const typo = subscriber("typo", "article:afterCreated", () => undefined);
+    const { vellum } = await unstarted({ plugins: [notesPlugin(), typo] });
+    const failure = vellum.ready();
+    await expect(failure).rejects.toMatchObject({
+      name: "VellumError",
+      code: "VELLUM_HOOK_UNDECLARED",
+      plugin: "typo",
     });
-    t = await createTestVellum({ plugins: [notesPlugin(), indexer()] });
-    expect((await createNote("n1")).status).toBe(201);
-    const rows = await t.vellum.db().selectFrom("indexer_rows").selectAll().execute();
-    expect(rows).toEqual([{ id: "n1" }]);
-    expect(seen).toEqual(["n1"]);
+    await expect(failure).rejects.toThrow(
+      "plugin 'typo' subscribes to hook 'article:afterCreated', which no installed plugin declares; did you mean 'article:afterCreate'?",
+    );
   });
 
-  it("roll the write back when a subscriber throws", async () => {
-    const veto = definePlugin({
-      name: "veto",
-      setup(ctx) {
-        ctx.hooks.hook("article:commit", ({ article }) => {
-          if (article.id === "bad") throw new Error("index full");
-        });
-      },
+  it("refuse a shared content hook when the plugin that declares it is not installed", async () => {
+    const listener = subscriber("listener", "article:afterCreate", () => undefined);
+    const { vellum } = await unstarted({ plugins: [listener] });
+    await expect(vellum.ready()).rejects.toMatchObject({ code: "VELLUM_HOOK_UNDECLARED", plugin: "listener" });
+  });
+
+  it("subscribe `optional` hooks only when an installed plugin declares them, and do nothing otherwise", async () => {
+    const calls: string[] = [];
+    const plugins = () => [
+      subscriber("listener", "article:afterCreate", () => void calls.push("afterCreate"), { optional: true }),
+      subscriber("typo", "article:afterCreated", () => void calls.push("afterCreated"), { optional: true }),
+    ];
+    t = await createTestVellum({ plugins: plugins() });
+    await t.vellum.hooks.callHook("article:afterCreate", { article, context: {} });
+    expect(calls).toEqual([]);
+    await t.close();
+
+    t = await createTestVellum({ plugins: [notesPlugin(), ...plugins()] });
+    expect((await postNote(t, "n1")).status).toBe(201);
+    expect(calls).toEqual(["afterCreate"]);
+  });
+
+  it("refuse two owners of one hook, a plugin's or the kernel's", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "vellum-hooks-"));
+    dirs.push(dataDir);
+    const impostor = (hooks: Record<string, "serial">) => definePlugin({ name: "impostor", hooks, setup: () => {} })();
+    expect(() =>
+      createVellum({ dataDir, plugins: [notesPlugin(), impostor({ "article:afterCreate": "serial" })] }),
+    ).toThrow(
+      expect.objectContaining({
+        code: "VELLUM_HOOK_DUPLICATE",
+        message: "hook 'article:afterCreate' is declared by both 'notes' and 'impostor'",
+      }),
+    );
+    expect(() => createVellum({ dataDir, plugins: [impostor({ "vellum:error": "serial" })] })).toThrow(
+      "hook 'vellum:error' is declared by both 'core' and 'impostor'",
+    );
+  });
+
+  it("refuse to call a commit hook outside a write", async () => {
+    t = await createTestVellum({ plugins: [notesPlugin()] });
+    const { hooks } = t.vellum;
+    await t.vellum
+      .db()
+      .transaction()
+      .execute(async (trx) => {
+        const call = hooks.callHook("article:commit", { op: "create", article, trx, context: {} });
+        await expect(call).rejects.toMatchObject({ code: "VELLUM_HOOK_COMMIT_CALL" });
+      });
+  });
+
+  it("run a hook as its declaring plugin says: serial stops at a throw, isolated runs all and reports", async () => {
+    const relay = definePlugin({
+      name: "relay",
+      hooks: { "relay:serial": "serial", "relay:isolated": "isolated" },
+      setup: () => {},
     });
-    t = await createTestVellum({ plugins: [notesPlugin(), veto()] });
-    expect((await createNote("good")).status).toBe(201);
-    const res = await createNote("bad");
-    expect(res.status).toBe(500);
-    expect((await res.json()).error.code).toBe("internal_error");
-    expect(await count()).toBe(1);
-    expect((await t.fetch("/api/v1/notes/bad")).status).toBe(404);
-    t.errors.splice(0);
+    const both = (name: string, fn: (payload: { calls: string[] }) => void) =>
+      definePlugin({
+        name,
+        setup(ctx) {
+          ctx.hooks.hook("relay:serial", fn);
+          ctx.hooks.hook("relay:isolated", fn);
+        },
+      })();
+    const failing = both("failing", ({ calls }) => {
+      calls.push("failing");
+      throw new Error("subscriber down");
+    });
+    const healthy = both("healthy", ({ calls }) => void calls.push("healthy"));
+    t = await createTestVellum({ plugins: [relay(), failing, healthy] });
+
+    const serial: string[] = [];
+    await expect(t.vellum.hooks.callHook("relay:serial", { calls: serial })).rejects.toThrow("subscriber down");
+    expect(serial).toEqual(["failing"]);
+    expect(t.errors).toEqual([]);
+
+    const isolated: string[] = [];
+    await t.vellum.hooks.callHook("relay:isolated", { calls: isolated });
+    expect(isolated).toEqual(["failing", "healthy"]);
+    expect(t.errors).toEqual([
+      expect.objectContaining({ plugin: "failing", hook: "relay:isolated", error: new Error("subscriber down") }),
+    ]);
   });
 });
 
 describe("after-commit hooks", () => {
   it("isolate a failing subscriber: the request succeeds and the others still run", async () => {
     const calls: string[] = [];
-    const failing = definePlugin({
-      name: "failing",
-      setup(ctx) {
-        ctx.hooks.hook("article:afterCreate", () => {
-          calls.push("failing");
-          throw new Error("webhook receiver down");
-        });
-      },
+    const failing = subscriber("failing", "article:afterCreate", () => {
+      calls.push("failing");
+      throw new Error("webhook receiver down");
     });
     const healthy = definePlugin({
       name: "healthy",
@@ -96,35 +161,27 @@ describe("after-commit hooks", () => {
         ctx.hooks.hook("article:afterCreate", ({ article }) => void calls.push(`healthy:${article.id}`));
       },
     });
-    t = await createTestVellum({ plugins: [notesPlugin(), failing(), healthy()] });
-    const res = await createNote("n2");
+    t = await createTestVellum({ plugins: [notesPlugin(), failing, healthy()] });
+    const res = await postNote(t, "n2");
     expect(res.status).toBe(201);
     expect(calls).toEqual(["failing", "healthy:n2"]);
-    expect(await count()).toBe(1);
+    expect(await noteCount(t)).toBe(1);
     expect(t.errors).toHaveLength(1);
     expect(t.errors[0]).toMatchObject({ plugin: "failing", hook: "article:afterCreate" });
-    const metrics = await t.vellum.metrics.registry.metrics();
-    expect(metrics).toContain('service_hook_failures_total{plugin="failing",hook="article:afterCreate"} 1');
-    t.errors.splice(0);
+    expect(await hookFailures(t, "failing", "article:afterCreate")).toBe(1);
   });
 
   it("unregisters every hook on close", async () => {
     let calls = 0;
-    const p = definePlugin({
-      name: "counter",
-      setup: (ctx) => void ctx.hooks.hook("article:afterCreate", () => void calls++),
+    t = await createTestVellum({
+      plugins: [notesPlugin(), subscriber("counter", "article:afterCreate", () => void calls++)],
     });
-    t = await createTestVellum({ plugins: [p()] });
     const hooks = t.vellum.hooks;
-    const payload = {
-      article: { id: "x", title: "", slug: "x", content: "", tags: [], created_at: "", updated_at: "" },
-      context: {},
-    };
-    await hooks.callHook("article:afterCreate", payload);
+    await hooks.callHook("article:afterCreate", { article, context: {} });
     expect(calls).toBe(1);
     await t.close();
     t = undefined;
-    await hooks.callHook("article:afterCreate", payload);
+    await hooks.callHook("article:afterCreate", { article, context: {} });
     expect(calls).toBe(1);
   });
 });

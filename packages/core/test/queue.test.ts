@@ -315,7 +315,11 @@ describe("JobQueue", () => {
     ]);
     expect(errors).toEqual([]);
     expect(reported).toEqual([
-      { error: expect.objectContaining({ message: "hook failed" }), plugin: TEST_OWNER, tags: { step: "after-commit" } },
+      {
+        error: expect.objectContaining({ message: "hook failed" }),
+        plugin: TEST_OWNER,
+        tags: { step: "after-commit" },
+      },
     ]);
   });
 

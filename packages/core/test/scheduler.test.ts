@@ -3,6 +3,7 @@ import { promisify } from "node:util";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { VellumError } from "../src/errors/vellum-error.js";
 import { Scheduler } from "../src/scheduler.js";
+import { deferred } from "./helpers/wait.js";
 
 const schedulers: Scheduler[] = [];
 
@@ -17,14 +18,6 @@ function newScheduler() {
   const scheduler = new Scheduler({ onError: (error, info) => errors.push({ error, ...info }) });
   schedulers.push(scheduler);
   return { scheduler, errors };
-}
-
-function deferred() {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => {
-    resolve = r;
-  });
-  return { promise, resolve };
 }
 
 describe("Scheduler", () => {

@@ -1,3 +1,5 @@
+import { stat } from "node:fs/promises";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createCsrfTokens } from "../src/security/csrf.js";
 import { createTestVellum, TEST_API_KEY, type TestVellum } from "../src/testing/index.js";
@@ -112,10 +114,11 @@ describe("CSRF", () => {
     expect(tokens.verify(token)).toBe(true);
   });
 
-  it("keeps the CSRF secret across restarts (stored under settings/)", async () => {
+  it("keeps the CSRF secret across restarts (stored under settings/, readable by the owner only)", async () => {
     await boot();
     const headers = await t.writeHeaders();
     const dataDir = t.dataDir;
+    expect((await stat(join(dataDir, "settings", "csrf-secret"))).mode & 0o777).toBe(0o600);
     await t.vellum.close();
     const again = await createTestVellum({ plugins: [probePlugin()], dataDir });
     expect(

@@ -3,7 +3,6 @@ import { sql } from "kysely";
 import type { AnyDb } from "./types.js";
 import { CoreErrors } from "../errors/vellum-error.js";
 
-
 export interface Migration {
   up(db: AnyDb): Promise<void>;
   down?(db: AnyDb): Promise<void>;

@@ -2,7 +2,6 @@ import type { CompiledQuery } from "kysely";
 import { COLUMN_SQL_PREFIX } from "./statement-cache.js";
 import type { AnyDb as Executor } from "./types.js";
 
-
 function checkArity(query: CompiledQuery, arity: number): void {
   if (query.parameters.length !== arity) {
     throw new Error(`statement has ${query.parameters.length} parameters, expected ${arity}: ${query.sql}`);

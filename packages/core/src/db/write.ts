@@ -26,11 +26,16 @@ export interface Write<DB> {
   afterCommit(fn: () => void | Promise<void>): void;
 }
 
-export type WriteErrorReporter = (error: unknown, info: { plugin: string; hook?: string; tags?: Record<string, string> }) => void;
+export type WriteErrorReporter = (
+  error: unknown,
+  info: { plugin: string; hook?: string; tags?: Record<string, string> },
+) => void;
 
 interface Collected {
   flush: CommitFlush<unknown>;
   items: unknown[];
+  /** The plugin whose step first collected under the key: a failing flush is reported as its. */
+  plugin: string;
 }
 
 const SAVEPOINT = {
@@ -48,11 +53,17 @@ export class WriteScope {
   readonly #collected = new Map<string, Collected>();
   readonly #after: Array<() => void | Promise<void>> = [];
   readonly #log: Array<string | null> = [];
+  /** The plugin whose step runs now (the write's owner, or a commit subscriber). */
+  step: string;
+
+  constructor(owner: string) {
+    this.step = owner;
+  }
 
   collect<T>(key: string, item: T, flush: CommitFlush<T>): void {
     let collected = this.#collected.get(key);
     if (!collected) {
-      collected = { flush: flush as CommitFlush<unknown>, items: [] };
+      collected = { flush: flush as CommitFlush<unknown>, items: [], plugin: this.step };
       this.#collected.set(key, collected);
     }
     collected.items.push(item);
@@ -79,11 +90,13 @@ export class WriteScope {
   }
 
   /** Runs every key's flush with its items (in the order keys were first used), each in a savepoint. */
-  async flush(trx: Executor, report: (error: unknown, key: string) => void): Promise<void> {
+  async flush(trx: Executor, report: (error: unknown, key: string, plugin: string) => void): Promise<void> {
     for (const [key, collected] of this.#collected) {
       const items = collected.items.splice(0);
       if (items.length === 0) continue;
-      await inSavepoint(trx, () => collected.flush(trx, items)).catch((error: unknown) => report(error, key));
+      await inSavepoint(trx, () => collected.flush(trx, items)).catch((error: unknown) =>
+        report(error, key, collected.plugin),
+      );
     }
   }
 
@@ -167,11 +180,11 @@ export class Writes {
     owner: string,
     steps: (trx: AnyTransaction, scope: WriteScope) => Promise<R>,
   ): Promise<{ value: R; committed: () => Promise<void> }> {
-    const scope = new WriteScope();
+    const scope = new WriteScope(owner);
     const value = await connection.transaction().execute(async (trx) => {
       scopes.set(trx, scope);
       const result = await steps(trx, scope);
-      await scope.flush(trx, (error, key) => this.#report(error, { plugin: owner, tags: { flush: key } }));
+      await scope.flush(trx, (error, key, plugin) => this.#report(error, { plugin, tags: { flush: key } }));
       return result;
     });
     const committed = () =>
@@ -190,8 +203,16 @@ export class Writes {
         if (subscribers.length === 0) return;
         const full = { ...payload, trx } as never;
         for (const { plugin, fn } of subscribers) {
-          if (plugin === owner) await fn(full);
-          else await inSavepoint(trx, async () => fn(full), scope).catch((error: unknown) => report(error, { plugin, hook: name }));
+          scope.step = plugin;
+          try {
+            if (plugin === owner) await fn(full);
+            else
+              await inSavepoint(trx, async () => fn(full), scope).catch((error: unknown) =>
+                report(error, { plugin, hook: name }),
+              );
+          } finally {
+            scope.step = owner;
+          }
         }
       },
       after(name, payload) {

@@ -1,4 +1,4 @@
-import { closest } from "fastest-levenshtein";
+import { closest, distance } from "fastest-levenshtein";
 import { Hookable } from "hookable";
 import { CoreErrors } from "../errors/vellum-error.js";
 import type { HookName, HookPayload, VellumHooks } from "./types.js";
@@ -55,7 +55,8 @@ export class VellumHookBus {
   /** Declares hook `name` of `owner`; a second owner of the same name is refused. */
   declare(owner: string, name: string, kind: HookKind): void {
     const existing = this.#kinds.get(name);
-    if (existing && existing.owner !== owner) throw CoreErrors.hookDuplicate([name, existing.owner, owner], { plugin: owner });
+    if (existing && existing.owner !== owner)
+      throw CoreErrors.hookDuplicate([name, existing.owner, owner], { plugin: owner });
     this.#kinds.set(name, { kind, owner });
   }
 
@@ -71,7 +72,9 @@ export class VellumHookBus {
   #kind(name: string, plugin: string): HookKind {
     const declared = this.#kinds.get(name);
     if (!declared) {
-      throw CoreErrors.hookUndeclared([name, plugin, closest(name, [...this.#kinds.keys()])], { plugin });
+      const guess = closest(name, [...this.#kinds.keys()]);
+      const near = distance(name, guess) <= Math.max(2, name.length / 4);
+      throw CoreErrors.hookUndeclared([name, plugin, near ? guess : undefined], { plugin });
     }
     return declared.kind;
   }
@@ -101,7 +104,11 @@ export class VellumHookBus {
       const subscribers = this.#commit.get(name) ?? [];
       const entry: CommitSubscriber = { plugin, fn: call as CommitSubscriber["fn"] };
       this.#commit.set(name, [...subscribers, entry]);
-      return () => this.#commit.set(name, (this.#commit.get(name) ?? []).filter((s) => s !== entry));
+      return () =>
+        this.#commit.set(
+          name,
+          (this.#commit.get(name) ?? []).filter((s) => s !== entry),
+        );
     }
     if (kind === "serial") return this.#hookable.hook(name, call);
     const isolated = async (payload: HookPayload<N>) => {

@@ -33,7 +33,6 @@ export interface VellumErrorEvent {
   tags?: Record<string, string>;
 }
 
-
 /**
  * The typed hook vocabulary: the kernel's own hooks and the shared content events other plugins
  * subscribe to (`article:*`), typed here because a subscriber must not import the emitter. A
@@ -81,4 +80,3 @@ export interface VellumHooks {
 
 export type HookName = keyof VellumHooks & string;
 export type HookPayload<N extends HookName> = Parameters<VellumHooks[N]>[0];
-

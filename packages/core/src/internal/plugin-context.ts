@@ -18,7 +18,7 @@ import type { JobQueue } from "../queue/job-queue.js";
 import { createPluginQueue } from "../queue/plugin-queue.js";
 import type { Scheduler } from "../scheduler.js";
 import type { ServiceRegistry } from "../services.js";
-import { dataFolder, loadOrCreateSecret } from "../storage/data-folder.js";
+import { loadOrCreateSecret, pluginDataFolder } from "../storage/data-folder.js";
 import type { VellumStorage } from "../storage/storage.js";
 import type { LifecycleCallbacks } from "./lifecycle.js";
 
@@ -121,7 +121,7 @@ export function createPluginContext<O extends object, T extends object>(
     get storage() {
       return parts.storage.namespace(name);
     },
-    dataFolder: (folder) => dataFolder(parts.config.dataDir, folder),
+    dataFolder: (folder) => pluginDataFolder(parts.config.dataDir, folder),
     secret: (secret) => loadOrCreateSecret(parts.config.dataDir, `${name}-${secret}`),
     metrics: parts.metrics,
     queue: (queueName) => createPluginQueue(parts.queue, name, queueName),

@@ -41,7 +41,7 @@ export function registerCoreMetrics(metrics: VellumMetrics): CoreMetrics {
     }),
     hookFailures: metrics.counter({
       name: "service_hook_failures_total",
-      help: "Failed subscribers of isolated hooks",
+      help: "Failed hook subscribers that were isolated (reported, never failing the operation)",
       labelNames: ["plugin", "hook"],
     }),
   };

@@ -75,7 +75,10 @@ export const setting = {
         : `expected a whole number from ${min} to ${max}`;
     return {
       ...rest,
-      parse: (text) => (INTEGER.test(text) && check(Number(text)) === undefined ? ok(Number(text)) : fail(`'${text}' is not a whole number from ${min} to ${max}`)),
+      parse: (text) =>
+        INTEGER.test(text) && check(Number(text)) === undefined
+          ? ok(Number(text))
+          : fail(`'${text}' is not a whole number from ${min} to ${max}`),
       check,
     };
   },
@@ -107,7 +110,8 @@ export const setting = {
     const { minLength = 1, pattern, hint, ...rest } = common;
     const check = (value: unknown) => {
       if (typeof value !== "string") return "expected a string";
-      if (value.length < minLength) return minLength > 1 ? `shorter than ${minLength} characters` : "a value is required";
+      if (value.length < minLength)
+        return minLength > 1 ? `shorter than ${minLength} characters` : "a value is required";
       if (pattern && !pattern.test(value)) return hint ?? `does not match ${pattern}`;
       return undefined;
     };
@@ -125,7 +129,8 @@ export const setting = {
   list(common: Common<string[]> & { item?: (entry: string) => string | undefined }): SettingDeclaration<string[]> {
     const { item = () => undefined, ...rest } = common;
     const check = (value: unknown) => {
-      if (!Array.isArray(value) || value.some((entry) => typeof entry !== "string")) return "expected a list of strings";
+      if (!Array.isArray(value) || value.some((entry) => typeof entry !== "string"))
+        return "expected a list of strings";
       const bad = value.findIndex((entry: string) => item(entry) !== undefined);
       return bad < 0 ? undefined : `entry ${bad + 1} ${item(value[bad] as string)}`;
     };

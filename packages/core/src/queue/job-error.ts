@@ -11,7 +11,8 @@ export function publicJobErrorCode(error: unknown): ApiErrorCode {
 
 /** The `error` of `GET /api/v1/jobs/:id`: the stored code and a generic message for it. */
 export function jobErrorBody(code: string | null, status: "queued" | "failed"): { code: string; message: string } {
-  const known = code !== null && Object.hasOwn(API_ERROR_DESCRIPTIONS, code) ? (code as ApiErrorCode) : "internal_error";
+  const known =
+    code !== null && Object.hasOwn(API_ERROR_DESCRIPTIONS, code) ? (code as ApiErrorCode) : "internal_error";
   if (known !== "internal_error") return { code: known, message: API_ERROR_DESCRIPTIONS[known] };
   const message =
     status === "failed"

@@ -9,7 +9,6 @@ import { JOBS_TABLE } from "./migrations.js";
 import type { DeliveryHandler, JobRecord, ProcessOptions, QueueStats, TransactionalHandler } from "./types.js";
 import { type JobRow, type QueueErrorHandler, QueueWorker, toJobRecord } from "./worker.js";
 
-
 /** Shared by every queue in the process so ids sort in enqueue order even within one millisecond. */
 const nextJobId = monotonicFactory(randomUnit);
 
@@ -100,7 +99,12 @@ export class JobQueue {
   }
 
   /** Registers the one handler of `queue`, owned by plugin `owner`; its worker starts now if the queue is started. */
-  process(owner: string, queue: string, handler: TransactionalHandler<never> | DeliveryHandler, options: ProcessOptions = {}): void {
+  process(
+    owner: string,
+    queue: string,
+    handler: TransactionalHandler<never> | DeliveryHandler,
+    options: ProcessOptions = {},
+  ): void {
     if (this.#workers.has(queue)) {
       throw new VellumError(
         "VELLUM_QUEUE_DUPLICATE",
@@ -194,6 +198,7 @@ export class JobQueue {
         attempts: 0,
         run_at: Date.now(),
         last_error: null,
+        error_code: null,
         updated_at: new Date().toISOString(),
       })
       .where("status", "=", "failed");

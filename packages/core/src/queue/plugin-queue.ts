@@ -11,7 +11,12 @@ export interface PluginQueue<DB> {
    * Inserts a job through `executor`; inside the caller's transaction it exists only if that
    * commits. Jobs with the same `key` are applied in id order, and a failing one delays only them.
    */
-  enqueue(executor: Kysely<DB> | Transaction<DB>, type: string, payload: unknown, options?: { key?: string }): Promise<JobRecord>;
+  enqueue(
+    executor: Kysely<DB> | Transaction<DB>,
+    type: string,
+    payload: unknown,
+    options?: { key?: string },
+  ): Promise<JobRecord>;
   /** Registers the queue's one handler: transactional (a write of this plugin) by default. */
   process(handler: TransactionalHandler<DB>, options?: ProcessOptions & { mode?: "transactional" }): void;
   process(handler: DeliveryHandler, options: ProcessOptions & { mode: "at-least-once" }): void;

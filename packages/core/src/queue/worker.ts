@@ -7,8 +7,7 @@ import { publicJobErrorCode } from "./job-error.js";
 import { JOBS_TABLE } from "./migrations.js";
 import type { DeliveryHandler, JobRecord, JobStatus, ProcessOptions, TransactionalHandler } from "./types.js";
 
-
-export type QueueErrorHandler = (error: unknown, info: { queue: string; jobId?: string }) => void;
+export type QueueErrorHandler = (error: unknown, info: { queue: string; owner: string; jobId?: string }) => void;
 
 export interface JobRow {
   id: string;
@@ -163,7 +162,7 @@ export class QueueWorker {
       try {
         delay = await this.#tick();
       } catch (error) {
-        this.#onError(error, { queue: this.#queue });
+        this.#onError(error, { queue: this.#queue, owner: this.#owner });
         delay = this.#pollMs;
       }
       if (this.#stopped) break;
@@ -303,7 +302,7 @@ export class QueueWorker {
 
   #reportFailure({ job, error, dead, retryInMs }: Failure): void {
     if (dead) {
-      this.#onError(error, { queue: this.#queue, jobId: job.id });
+      this.#onError(error, { queue: this.#queue, owner: this.#owner, jobId: job.id });
       return;
     }
     this.#logger.warn(

@@ -4,6 +4,16 @@ import { join } from "node:path";
 
 const FOLDER = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
+/** The kernel's own folders of the data dir: the database, secrets, plugins' storage namespaces. */
+const KERNEL_FOLDERS = new Set(["db", "settings", "storage"]);
+
+/** A folder a plugin asked for (`ctx.dataFolder`): any name but the kernel's own. */
+export function pluginDataFolder(dataDir: string, name: string): Promise<string> {
+  if (KERNEL_FOLDERS.has(name))
+    return Promise.reject(new Error(`'${name}' is a folder of the kernel; choose another name`));
+  return dataFolder(dataDir, name);
+}
+
 /** `<dataDir>/<name>`, created with mode 0700 when missing; its path. */
 export async function dataFolder(dataDir: string, name: string): Promise<string> {
   if (!FOLDER.test(name)) throw new Error(`'${name}' is not a data folder name (a-z, 0-9, '-' and '_')`);
@@ -20,6 +30,7 @@ const MIN_SECRET_LENGTH = 32;
  * An existing file is tightened to 0600.
  */
 export async function loadOrCreateSecret(dataDir: string, name: string): Promise<string> {
+  if (!FOLDER.test(name)) throw new Error(`'${name}' is not a secret name (a-z, 0-9, '-' and '_')`);
   const folder = await dataFolder(dataDir, "settings");
   const path = join(folder, name);
   for (let attempt = 0; attempt < 2; attempt++) {

@@ -53,7 +53,12 @@ export async function createTestVellum(options: TestVellumOptions = {}): Promise
   vellum.hooks.hook("vellum:error", (event) => {
     errors.push(event);
   });
-  if (options.ready !== false) await vellum.ready();
+  if (options.ready !== false) {
+    await vellum.ready().catch(async (error: unknown) => {
+      if (!options.dataDir) await rm(dataDir, { recursive: true, force: true });
+      throw error;
+    });
+  }
 
   const fetch = (path: string, init: TestRequestInit = {}) => {
     const { clientAddress, json, ...rest } = init;

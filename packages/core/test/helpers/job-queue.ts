@@ -3,7 +3,7 @@
 import { createConsola } from "consola";
 import { MigrationRunner } from "../../src/db/migrations.js";
 import { openSqlite } from "../../src/db/sqlite.js";
-import type { AnyDb, VellumDatabase } from "../../src/db/types.js";
+import type { VellumDatabase } from "../../src/db/types.js";
 import { type WriteErrorReporter, Writes } from "../../src/db/write.js";
 import { VellumHookBus } from "../../src/hooks/hooks.js";
 import { JobQueue } from "../../src/queue/job-queue.js";
@@ -32,16 +32,20 @@ export async function openQueueDatabase(path: string): Promise<VellumDatabase> {
 /** A failure a write reported (a commit subscriber of another plugin, a flush, after-commit work). */
 export type ReportedWriteError = Parameters<WriteErrorReporter>[1] & { error: unknown };
 
-/** The plugin that owns the harness's queues unless told otherwise: the owner of their writes. */
+/** The plugin that owns the harness's queues: the owner of their writes. */
 export const TEST_OWNER = "test";
 
 export interface JobQueueHarness {
   queue: JobQueue;
   /**
-   * `queue.process(owner, name, …)` for handlers on ad-hoc tables. `JobQueue.process` types the
+   * `queue.process(TEST_OWNER, name, …)` for handlers on ad-hoc tables. `JobQueue.process` types the
    * write as `Write<never>` (plugins get theirs typed through `ctx.queue()`), so it is cast here, once.
    */
-  process(name: string, handler: TransactionalHandler<AnyTables>, options?: ProcessOptions & { mode?: "transactional" }): void;
+  process(
+    name: string,
+    handler: TransactionalHandler<AnyTables>,
+    options?: ProcessOptions & { mode?: "transactional" },
+  ): void;
   process(name: string, handler: DeliveryHandler, options: ProcessOptions & { mode: "at-least-once" }): void;
   /** What the queue reported (`onError`: dead letters, worker errors). */
   errors: Array<{ error: unknown; queue: string; jobId?: string }>;
@@ -52,8 +56,6 @@ export interface JobQueueHarness {
 export interface JobQueueHarnessOptions {
   /** Also called with every error and report as it happens. */
   onFailure?: (failure: unknown) => void;
-  /** Default `TEST_OWNER`. */
-  owner?: string;
 }
 
 /** A job queue on `database` wired as an instance wires it (batches commit with deferred sync). */
@@ -75,8 +77,10 @@ export function createJobQueue(database: VellumDatabase, options: JobQueueHarnes
       options.onFailure?.({ error, ...info });
     },
   });
-  const owner = options.owner ?? TEST_OWNER;
-  const process = (name: string, handler: TransactionalHandler<AnyTables> | DeliveryHandler, processOptions?: ProcessOptions) =>
-    queue.process(owner, name, handler as TransactionalHandler<never>, processOptions);
+  const process = (
+    name: string,
+    handler: TransactionalHandler<AnyTables> | DeliveryHandler,
+    processOptions?: ProcessOptions,
+  ) => queue.process(TEST_OWNER, name, handler as TransactionalHandler<never>, processOptions);
   return { queue, errors, reported, process };
 }

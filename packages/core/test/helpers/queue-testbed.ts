@@ -7,7 +7,13 @@ import { afterEach } from "vitest";
 import type { VellumDatabase } from "../../src/db/types.js";
 import type { JobQueue } from "../../src/queue/job-queue.js";
 import type { JobRecord } from "../../src/queue/types.js";
-import { type AnyDb, type AnyTransaction, createJobQueue, type JobQueueHarness, openQueueDatabase } from "./job-queue.js";
+import {
+  type AnyDb,
+  type AnyTransaction,
+  createJobQueue,
+  type JobQueueHarness,
+  openQueueDatabase,
+} from "./job-queue.js";
 
 /** Records a job's effect (its payload) in the `effects` table, inside the job's write. */
 export async function insertEffect(trx: AnyTransaction, job: JobRecord): Promise<void> {
