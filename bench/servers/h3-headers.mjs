@@ -21,6 +21,7 @@ const app = new H3();
 app.get("/health/live", () => {
   const headers = {
     "content-type": "application/json; charset=utf-8",
+    "cache-control": "no-store",
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",
     "x-frame-options": "DENY",

@@ -5,6 +5,10 @@ import { requestId } from "./request-id.js";
 import type { RouteMeta } from "./routes.js";
 import { SECURITY_HEADERS } from "./security-headers.js";
 
+const NOSNIFF = SECURITY_HEADERS["x-content-type-options"] as string;
+const NO_REFERRER = SECURITY_HEADERS["referrer-policy"] as string;
+const DENY = SECURITY_HEADERS["x-frame-options"] as string;
+
 export interface KernelHeaderDeps {
   cors: CorsPolicy;
   csrf(): CsrfTokens | undefined;
@@ -26,15 +30,23 @@ export function addResponseHeaders(event: H3Event, headers: Record<string, strin
 /**
  * Every header the kernel adds to a response (contract §3, §4, §10): request id, security
  * headers, deprecation, CORS, rate-limit counters and, on GETs without a valid one, a fresh
- * `svc_csrf` cookie. One plain object per request.
+ * `svc_csrf` cookie. One plain object per request: the handler's own headers (`own`) first, the
+ * kernel's over them. Built as one literal, so every response's header object has the same shape.
  */
 export function kernelHeaders(
   deps: KernelHeaderDeps,
   event: H3Event,
   meta: RouteMeta | undefined,
+  own?: Readonly<Record<string, string>>,
 ): Record<string, string> {
-  const headers: Record<string, string> = { ...SECURITY_HEADERS, "x-request-id": requestId(event) };
-  deprecation(meta, headers);
+  const headers: Record<string, string> = {
+    "x-content-type-options": NOSNIFF,
+    "referrer-policy": NO_REFERRER,
+    "x-frame-options": DENY,
+    "x-request-id": requestId(event),
+  };
+  if (own) for (const key in own) if (!(key in headers)) headers[key] = own[key] as string;
+  if (meta?.deprecated) deprecation(meta, headers);
   const cors = deps.cors.headersFor(event.req.headers.get("origin"));
   if (cors) Object.assign(headers, cors);
   const extra = event.context.extraHeaders as Record<string, string> | undefined;

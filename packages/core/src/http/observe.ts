@@ -1,4 +1,4 @@
-import type { ConsolaInstance } from "consola";
+import { type ConsolaInstance, LogLevels } from "consola";
 import type { H3Event } from "h3";
 import type { Counter, Histogram } from "prom-client";
 import type { CoreMetrics } from "../metrics/core-metrics.js";
@@ -24,7 +24,7 @@ export function createRequestObserver(metrics: CoreMetrics, logger: ConsolaInsta
     const seconds = (performance.now() - (event.context.startedAt as number)) / 1000;
     child.count.inc();
     child.time.observe(seconds);
-    if (accessLog) {
+    if (accessLog && logger.level >= LogLevels.info) {
       logger.info(
         `${labels.method} ${event.url.pathname} ${status} ${(seconds * 1000).toFixed(1)}ms ${requestId(event)}`,
       );

@@ -46,6 +46,8 @@ interface MatchedRoute {
   meta?: RouteMeta & { plugin?: string };
 }
 
+const JSON_CONTENT = { "content-type": "application/json; charset=utf-8" } as const;
+
 const matched = (event: H3Event) => event.context.matchedRoute as MatchedRoute | undefined;
 
 function isPlainJson(value: unknown): value is object {
@@ -149,12 +151,14 @@ export function createPipeline(deps: PipelineDeps) {
     const meta = matched(event)?.meta;
     if (isReply(value)) {
       event.context.kernelHeadersApplied = true;
-      const headers = { ...value.headers, ...kernelHeaders(deps, event, meta) };
-      return new FastResponse(value.body, { status: value.status, headers });
+      return new FastResponse(value.body, {
+        status: value.status,
+        headers: kernelHeaders(deps, event, meta, value.headers),
+      });
     }
     if (isPlainJson(value)) {
       event.context.kernelHeadersApplied = true;
-      const headers = { "content-type": "application/json; charset=utf-8", ...kernelHeaders(deps, event, meta) };
+      const headers = kernelHeaders(deps, event, meta, JSON_CONTENT);
       return new FastResponse(JSON.stringify(value), { status: event.res.status ?? 200, headers });
     }
     if (value instanceof Response) return withKernelHeaders(event, value);
