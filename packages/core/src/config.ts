@@ -8,7 +8,7 @@ import type { RateLimitStore } from "./security/rate-limit.js";
 export interface SecurityConfig {
   /** Bearer key for writes. Without one every write answers 401 and `/health/security` says so. */
   apiKey?: string;
-  /** HMAC secret for the signed double-submit CSRF cookie. Default: generated once, kept in storage `settings:csrf-secret`. */
+  /** HMAC secret for the signed double-submit CSRF cookie. Default: generated once into `<dataDir>/settings/csrf-secret` (0600). */
   csrfSecret?: string;
   /** `false` (default): the socket address is the client IP. `true` or a hop count: read `X-Forwarded-For`. */
   trustProxy?: boolean | number;

@@ -14,7 +14,7 @@ import { WalUpkeep } from "./wal-upkeep.js";
 
 /**
  * Health endpoints (contract §8), `/metrics`, WAL upkeep and storage accounting. Other plugins
- * take part by registering components (`ctx.health`) and through the `storage:changed` hook; this
+ * take part by registering components (`ctx.healthComponent`) and through the `storage:changed` hook; this
  * plugin imports none and names none.
  */
 export const health = definePlugin<HealthOptions>({

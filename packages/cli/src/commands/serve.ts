@@ -1,9 +1,8 @@
-import { createVellum } from "@vellum/core";
+import { createVellum, loadOrCreateSecret } from "@vellum/core";
 import { listen, type VellumServer } from "@vellum/core/node";
 import { defineCommand } from "citty";
 import { ensureApiKey } from "../api-key.js";
 import type { CliContext } from "../context.js";
-import { ensureCsrfSecret } from "../csrf-secret.js";
 import { loadSettings, toVellumConfig } from "../settings.js";
 import { addressArgs, addressFlags } from "./args.js";
 
@@ -20,7 +19,7 @@ export function serveCommand(ctx: CliContext) {
         dataDir: config.dataDir,
         announce: ctx.print,
       });
-      const csrfSecret = config.security?.csrfSecret ?? (await ensureCsrfSecret(config.dataDir));
+      const csrfSecret = config.security?.csrfSecret ?? (await loadOrCreateSecret(config.dataDir, "csrf-secret"));
       const vellum = createVellum(toVellumConfig(settings, ctx, { apiKey: key, csrfSecret }));
       let server: VellumServer;
       try {

@@ -110,6 +110,6 @@ export interface VellumPluginContext<O extends object = Record<string, unknown>,
    * in its own process after init and migrations, without queue workers or the scheduler.
    */
   command(name: string, handler: CommandHandler): void;
-  /** Reports a background error: logged, counted, and emitted on `vellum:error`. */
+  /** Reports a background error: logged and emitted on `vellum:error`. */
   captureError(error: unknown, tags?: Record<string, string>): void;
 }

@@ -6,7 +6,7 @@ import { API_ERROR_DESCRIPTIONS, ApiError, type ApiErrorCode } from "../errors/a
  * in the job row for operators.
  */
 export function publicJobErrorCode(error: unknown): ApiErrorCode {
-  return error instanceof ApiError ? error.code : "internal_error";
+  return ApiError.is(error) ? error.code : "internal_error";
 }
 
 /** The `error` of `GET /api/v1/jobs/:id`: the stored code and a generic message for it. */

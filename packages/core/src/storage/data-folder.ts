@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { chmod, mkdir, open, readFile } from "node:fs/promises";
+import { chmod, link, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
 const FOLDER = /^[a-z0-9][a-z0-9_-]{0,63}$/;
@@ -26,39 +26,41 @@ const MIN_SECRET_LENGTH = 32;
 
 /**
  * Loads secret `name` from `<dataDir>/settings/<name>`, or generates one (32 random bytes,
- * base64url) and writes it with mode 0600, exclusively, so two processes starting together agree.
- * An existing file is tightened to 0600.
+ * base64url) with mode 0600. A new secret is written and synced under a temporary name, then
+ * published with `link`, which fails when the name exists: two processes starting together agree
+ * on the first one published, and no reader ever sees a half-written file. An existing file is
+ * tightened to 0600; one too short to be a secret is replaced.
  */
 export async function loadOrCreateSecret(dataDir: string, name: string): Promise<string> {
   if (!FOLDER.test(name)) throw new Error(`'${name}' is not a secret name (a-z, 0-9, '-' and '_')`);
-  const folder = await dataFolder(dataDir, "settings");
-  const path = join(folder, name);
-  for (let attempt = 0; attempt < 2; attempt++) {
-    const stored = await readFile(path, "utf8").then(
-      (text) => text.trim(),
-      (error: NodeJS.ErrnoException) => {
-        if (error.code === "ENOENT") return undefined;
-        throw error;
-      },
-    );
-    if (stored !== undefined && stored.length >= MIN_SECRET_LENGTH) {
-      await chmod(path, 0o600);
-      return stored;
-    }
-    const secret = randomBytes(32).toString("base64url");
-    const handle = await open(path, stored === undefined ? "wx" : "w", 0o600).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === "EEXIST") return undefined;
-      throw error;
-    });
-    if (!handle) continue;
-    try {
-      await handle.writeFile(secret);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
+  const path = join(await dataFolder(dataDir, "settings"), name);
+  const stored = await readSecret(path);
+  if (stored !== undefined && stored.length >= MIN_SECRET_LENGTH) {
     await chmod(path, 0o600);
-    return secret;
+    return stored;
   }
-  throw new Error(`could not read or create the secret ${path}`);
+  const secret = randomBytes(32).toString("base64url");
+  const temporary = `${path}.${randomBytes(6).toString("hex")}.tmp`;
+  await writeFile(temporary, secret, { mode: 0o600, flush: true });
+  try {
+    if (stored === undefined) await link(temporary, path);
+    else await rename(temporary, path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    const published = await readSecret(path);
+    if (published === undefined) throw error;
+    return published;
+  } finally {
+    await rm(temporary, { force: true });
+  }
+  return secret;
+}
+
+async function readSecret(path: string): Promise<string | undefined> {
+  try {
+    return (await readFile(path, "utf8")).trim();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
 }
