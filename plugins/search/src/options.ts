@@ -1,4 +1,4 @@
-import { CoreErrors } from "@vellum/core";
+import { type SettingDeclarations, type SettingProblem, setting } from "@vellum/core";
 
 export interface SearchOptions {
   /** Path of the search endpoint. */
@@ -16,34 +16,39 @@ export interface SearchOptions {
   repairIntervalMs: number;
 }
 
-export const DEFAULT_OPTIONS: SearchOptions = {
-  path: "/api/v1/search",
-  reindexPath: "/admin/reindex",
-  aiPrefix: "/api/v1/ai",
-  rateLimit: { limit: 10, windowMs: 1000 },
-  reindexBatchSize: 200,
-  autoRepair: true,
-  repairIntervalMs: 60_000,
+const path = (description: string, value: string) =>
+  setting.string({ description, default: value, pattern: /^\//, hint: "must be a path starting with /" });
+
+/** The plugin's settings (none has an environment variable: set them in options or the config file). */
+export const SEARCH_SETTINGS: SettingDeclarations<SearchOptions> = {
+  path: path("path of the search endpoint", "/api/v1/search"),
+  reindexPath: path("path of the administrative reindex endpoint (POST starts, GET reports)", "/admin/reindex"),
+  aiPrefix: path("prefix of the beta endpoints, served with SERVICE_FEATURES=ai", "/api/v1/ai"),
+  reindexBatchSize: setting.integer({
+    description: "articles per transaction while rebuilding",
+    default: 200,
+    min: 1,
+    max: 10_000,
+  }),
+  autoRepair: setting.boolean({
+    description: "rebuild by itself when the index is missing, broken, or stale on two checks in a row",
+    default: true,
+  }),
+  repairIntervalMs: setting.integer({
+    description: "how often the repair job looks, in milliseconds",
+    default: 60_000,
+    min: 1,
+  }),
 };
 
-const positiveInteger = (value: unknown, max = Number.MAX_SAFE_INTEGER) =>
-  Number.isInteger(value) && (value as number) > 0 && (value as number) <= max;
+/** Options that are not settings of their own: the rate limit is an object or `false`. */
+export const SEARCH_DEFAULTS: Partial<SearchOptions> = { rateLimit: { limit: 10, windowMs: 1000 } };
 
-/** Throws VELLUM_CONFIG_INVALID naming the first bad option. */
-export function validateOptions(options: SearchOptions): void {
-  const fail = (key: string, reason: string) => {
-    throw CoreErrors.configInvalid([`plugins.search.${key}`, reason], { plugin: "search" });
-  };
-  for (const key of ["path", "reindexPath", "aiPrefix"] as const) {
-    if (typeof options[key] !== "string" || !options[key].startsWith("/")) fail(key, "must be a path starting with /");
-  }
+const positiveInteger = (value: unknown) => Number.isInteger(value) && (value as number) > 0;
+
+/** The rate limit: `false`, or `{ limit, windowMs }` with positive integers. */
+export function checkRateLimit(options: Readonly<SearchOptions>): SettingProblem[] {
   const { rateLimit } = options;
-  if (rateLimit !== false && !(positiveInteger(rateLimit?.limit) && positiveInteger(rateLimit?.windowMs))) {
-    fail("rateLimit", "must be false or { limit, windowMs } with positive integers");
-  }
-  if (!positiveInteger(options.reindexBatchSize, 10_000))
-    fail("reindexBatchSize", "must be an integer from 1 to 10000");
-  if (typeof options.autoRepair !== "boolean") fail("autoRepair", "must be true or false");
-  if (!positiveInteger(options.repairIntervalMs))
-    fail("repairIntervalMs", "must be a positive integer of milliseconds");
+  if (rateLimit === false || (positiveInteger(rateLimit?.limit) && positiveInteger(rateLimit?.windowMs))) return [];
+  return [{ setting: "rateLimit", message: "must be false or { limit, windowMs } with positive integers" }];
 }

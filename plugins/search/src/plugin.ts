@@ -5,7 +5,7 @@ import { removeLeftovers } from "./engine/fts5/generations.js";
 import { failureReason, SearchErrors } from "./errors.js";
 import { indexStatus, isStale } from "./index-status.js";
 import { searchMigrations } from "./migrations/index.js";
-import { DEFAULT_OPTIONS, type SearchOptions, validateOptions } from "./options.js";
+import { checkRateLimit, SEARCH_DEFAULTS, SEARCH_SETTINGS, type SearchOptions } from "./options.js";
 import { ReindexController } from "./reindex.js";
 import { reindexStatusHandler, startReindexHandler } from "./routes/admin.js";
 import { relatedHandler, suggestTagsHandler } from "./routes/ai.js";
@@ -45,14 +45,15 @@ function registerMetrics(ctx: VellumPluginContext<SearchOptions, SearchTables>) 
 export const search = definePlugin<SearchOptions, SearchTables>({
   name: "search",
   optionalDependsOn: ["articles"],
-  defaults: DEFAULT_OPTIONS,
+  settings: SEARCH_SETTINGS,
+  defaults: SEARCH_DEFAULTS,
+  checkSettings: checkRateLimit,
   hooks: { "search:indexed": "isolated", "search:removed": "isolated" },
   commands: {
     reindex: { description: "Rebuild the search index beside the live one, then swap; search and writes keep working" },
   },
   setup(ctx) {
     const options = ctx.options;
-    validateOptions(options);
     ctx.migrations(searchMigrations);
     const engine = new Fts5Engine(ctx.db, {
       onWriteFailure: (error, generation) =>

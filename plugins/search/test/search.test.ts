@@ -213,10 +213,10 @@ describe("GET /api/v1/search", () => {
 
 describe("options", () => {
   it.each([
-    [{ path: "api/search" }, "plugins.search.path"],
-    [{ rateLimit: { limit: 0, windowMs: 1000 } }, "plugins.search.rateLimit"],
-    [{ reindexBatchSize: 0 }, "plugins.search.reindexBatchSize"],
-    [{ repairIntervalMs: -1 }, "plugins.search.repairIntervalMs"],
+    [{ path: "api/search" }, "pluginOptions.search.path"],
+    [{ rateLimit: { limit: 0, windowMs: 1000 } }, "pluginOptions.search.rateLimit"],
+    [{ reindexBatchSize: 0 }, "pluginOptions.search.reindexBatchSize"],
+    [{ repairIntervalMs: -1 }, "pluginOptions.search.repairIntervalMs"],
   ])("refuses %o at start", async (options, path) => {
     await expect(boot({ search: options })).rejects.toThrow(path);
   });
