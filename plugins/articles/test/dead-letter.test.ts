@@ -55,7 +55,9 @@ describe("failed creates: retries, then the dead-letter queue", () => {
       last_error: expect.stringContaining("disk sector 7"),
     });
     expect(await deadLetterGauge(t)).toBe(1);
-    expect(t.errors).toMatchObject([{ plugin: "articles", error: { message: expect.stringContaining("disk sector 7") } }]);
+    expect(t.errors).toMatchObject([
+      { plugin: "articles", error: { message: expect.stringContaining("disk sector 7") } },
+    ]);
 
     expect(await waitForJob(t, behind.id)).toEqual({ id: behind.id, status: "applied" });
     expect((await t.fetch(`${ARTICLES}/behind-the-poison`)).status).toBe(200);

@@ -1,7 +1,7 @@
 import type { ArticleRecord } from "@vellum/core";
 import type { TestVellum } from "@vellum/core/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ARTICLES, bootArticles, create, del, errorOf, put } from "./helpers.js";
+import { ARTICLES, bootArticles, create, del, put } from "./helpers.js";
 
 interface Seen {
   hook: string;
