@@ -2,7 +2,7 @@ import { renderUsage, runCommand } from "citty";
 import { createConsola, LogLevels } from "consola";
 import { normalizeArgv } from "./argv.js";
 import { listPluginCommands, runPluginCommand } from "./commands/plugin-command.js";
-import type { CliContext, CliOptions } from "./context.js";
+import type { CliContext, CliOptions } from "./cli-context.js";
 import { CliError, describeError, EXIT_OK } from "./errors.js";
 import { BUILTIN_COMMANDS, createRootCommand } from "./main.js";
 import { parseLogLevel } from "./parse.js";
@@ -12,7 +12,7 @@ export type { ApiKeyResult } from "./api-key.js";
 export { apiKeyPath, ensureApiKey, generateApiKey, readStoredApiKey } from "./api-key.js";
 export { normalizeArgv } from "./argv.js";
 export { CONFIG_FILE_NAMES, type FileConfig, type LoadedConfigFile, loadConfigFile } from "./config-file.js";
-export type { CliContext, CliOptions } from "./context.js";
+export type { CliContext, CliOptions } from "./cli-context.js";
 export {
   type AddressFlags,
   type EnvironmentResult,

@@ -4,7 +4,7 @@ import { configCommand } from "./commands/config.js";
 import { dryRun } from "./commands/dry-run.js";
 import { migrateCommand } from "./commands/migrate.js";
 import { serveCommand } from "./commands/serve.js";
-import type { CliContext } from "./context.js";
+import type { CliContext } from "./cli-context.js";
 import { CliError, EXIT_USAGE } from "./errors.js";
 
 /** Commands the CLI itself defines; any other first word is looked up among the plugins' commands. */

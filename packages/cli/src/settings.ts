@@ -1,7 +1,7 @@
 import type { AnyVellumPlugin, VellumConfig } from "@vellum/core";
 import { readStoredApiKey, storedApiKeyProblem } from "./api-key.js";
 import { loadConfigFile } from "./config-file.js";
-import type { CliContext } from "./context.js";
+import type { CliContext } from "./cli-context.js";
 import { type AddressFlags, type EnvironmentResult, type ResolvedConfig, readEnvironment } from "./env.js";
 import { CliError } from "./errors.js";
 import { getPath } from "./key-path.js";

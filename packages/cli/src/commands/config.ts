@@ -1,5 +1,5 @@
 import { defineCommand } from "citty";
-import type { CliContext } from "../context.js";
+import type { CliContext } from "../cli-context.js";
 import type { ResolvedGroup } from "../setting-groups.js";
 import { loadSettings } from "../settings.js";
 import { showValue } from "../show.js";

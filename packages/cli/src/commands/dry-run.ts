@@ -1,5 +1,5 @@
 import { resolvePlugins } from "@vellum/core";
-import type { CliContext } from "../context.js";
+import type { CliContext } from "../cli-context.js";
 import type { AddressFlags } from "../env.js";
 import { CliError, describeError, EXIT_USAGE, isVellumError } from "../errors.js";
 import { loadSettings } from "../settings.js";

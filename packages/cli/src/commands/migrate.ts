@@ -1,6 +1,6 @@
 import { createVellum } from "@vellum/core";
 import { defineCommand } from "citty";
-import type { CliContext } from "../context.js";
+import type { CliContext } from "../cli-context.js";
 import { CliError, EXIT_FAILURE } from "../errors.js";
 import { loadSettings, toVellumConfig } from "../settings.js";
 import { formatTable } from "../table.js";

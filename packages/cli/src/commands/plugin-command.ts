@@ -6,7 +6,7 @@ import {
   matchCommand,
   resolvePlugins,
 } from "@vellum/core";
-import type { CliContext } from "../context.js";
+import type { CliContext } from "../cli-context.js";
 import type { AddressFlags } from "../env.js";
 import { CliError, EXIT_OK } from "../errors.js";
 import { loadSettings, type Settings, toVellumConfig } from "../settings.js";

@@ -2,7 +2,7 @@ import { createVellum, loadOrCreateSecret } from "@vellum/core";
 import { listen, type VellumServer } from "@vellum/core/node";
 import { defineCommand } from "citty";
 import { ensureApiKey } from "../api-key.js";
-import type { CliContext } from "../context.js";
+import type { CliContext } from "../cli-context.js";
 import { loadSettings, toVellumConfig } from "../settings.js";
 import { addressArgs, addressFlags } from "./args.js";
 
