@@ -1,6 +1,6 @@
 import type { Storage } from "unstorage";
 import type { VellumConfig } from "./config.js";
-import type { MigrationResult, MigrationStatus } from "./db/migrations.js";
+import type { MigrateOutcome, MigrationStatus } from "./db/migrations.js";
 import type { AnyDb, DatabaseOps } from "./db/types.js";
 import type { VellumHookApi } from "./hooks/hooks.js";
 import type { LifecycleState } from "./http/pipeline.js";
@@ -11,10 +11,7 @@ import type { CommandIO } from "./plugin/commands.js";
 import type { JobQueue } from "./queue/job-queue.js";
 import type { VellumServices } from "./services.js";
 
-export interface MigrateOutcome {
-  results: MigrationResult[];
-  error?: Error;
-}
+export type { MigrateOutcome } from "./db/migrations.js";
 
 export interface Vellum {
   readonly config: Readonly<VellumConfig>;

@@ -46,9 +46,7 @@ export class ServiceRegistry {
 
   /** Like `inject`, but undefined when no provider is installed (for `optionalDependsOn`). */
   tryInject<K extends Key>(consumer: string, key: K, allowed: readonly string[]): VellumServices[K] | undefined {
-    const entry = this.#services.get(key);
-    if (!entry) return undefined;
-    return this.inject(consumer, key, allowed);
+    return this.#services.has(key) ? this.inject(consumer, key, allowed) : undefined;
   }
 
   /** For the host app: any provided service. */

@@ -15,7 +15,7 @@ import { errorsPage } from "./http/errors-page.js";
 import { createPipeline, type LifecycleState } from "./http/pipeline.js";
 import { requestId } from "./http/request-id.js";
 import { RouteTable } from "./http/routes.js";
-import { LifecycleCallbacks, withTimeout } from "./internal/lifecycle.js";
+import { LifecycleCallbacks, once, withTimeout } from "./internal/lifecycle.js";
 import { createPluginContext, type KernelParts } from "./internal/plugin-context.js";
 import { registerQueueMetrics } from "./internal/queue-metrics.js";
 import { registerCoreMetrics } from "./metrics/core-metrics.js";
@@ -67,21 +67,16 @@ export function createVellum(input: VellumConfig): Vellum {
   let queue: JobQueue | undefined;
   let migrations: MigrationRunner | undefined;
   let order: string[] = [];
-  const startedAt = new Date();
 
   const captureError: KernelParts["captureError"] = (error, info) => {
     const where = info.hook ? `${info.plugin} ${info.hook}` : info.plugin;
     logger.withTag(info.plugin).error(`${info.hook ? `hook ${info.hook}` : "background task"} failed`, error);
     if (info.hook) coreMetrics.hookFailures.inc({ plugin: info.plugin, hook: info.hook });
     if (info.hook === "vellum:error") return;
-    void bus.call("vellum:error", {
-      error,
-      plugin: info.plugin,
-      ...(info.hook ? { hook: info.hook } : {}),
-      tags: { where, ...info.tags },
-    });
+    const hook = info.hook ? { hook: info.hook } : {};
+    void bus.call("vellum:error", { error, plugin: info.plugin, ...hook, tags: { where, ...info.tags } });
   };
-  const bus = new VellumHookBus((error, info) => captureError(error, info));
+  const bus = new VellumHookBus(captureError);
   for (const plugin of config.plugins ?? []) {
     if (!plugin) continue;
     for (const [name, kind] of Object.entries(plugin.definition.hooks ?? {})) bus.declare(plugin.name, name, kind);
@@ -122,15 +117,12 @@ export function createVellum(input: VellumConfig): Vellum {
 
   const kernel: KernelInfo = {
     state: () => state,
-    startedAt,
+    startedAt: new Date(),
     version: config.version ?? "0.0.0",
     migrationStatus: () => requireInit(migrations, "migrationStatus").status(),
     routes: () => routes.list(),
     components: () => components.list(),
-    jobs: {
-      stats: () => requireInit(queue, "jobs").stats(),
-      queues: () => requireInit(queue, "jobs").queues(),
-    },
+    jobs: { stats: () => requireInit(queue, "jobs").stats(), queues: () => requireInit(queue, "jobs").queues() },
     security: {
       apiKeyConfigured: Boolean(apiKey),
       apiKeyStrong: Boolean(apiKey && apiKey.length >= MIN_API_KEY_LENGTH),
@@ -156,10 +148,6 @@ export function createVellum(input: VellumConfig): Vellum {
     return value;
   }
 
-  async function loadCsrfSecret(): Promise<string> {
-    return config.security?.csrfSecret ?? loadOrCreateSecret(config.dataDir, "csrf-secret");
-  }
-
   async function doInit(): Promise<void> {
     state = "starting";
     const plugins = resolvePlugins(config.plugins ?? []);
@@ -177,25 +165,21 @@ export function createVellum(input: VellumConfig): Vellum {
       writes,
       deferSync: database.ops.withDeferredSync,
       logger: logger.withTag("queue"),
-      onError: (error, info) =>
-        captureError(error, {
-          plugin: info.owner,
-          tags: { queue: info.queue, ...(info.jobId ? { job: info.jobId } : {}) },
-        }),
+      onError: (error, { owner, queue: name, jobId }) =>
+        captureError(error, { plugin: owner, tags: { queue: name, ...(jobId ? { job: jobId } : {}) } }),
     });
     registerQueueMetrics(metrics, queue);
     scheduler.schedule("core:prune-jobs", { everyMs: 60 * 60_000, jitterMs: 60_000 }, async () => {
       await queue?.prune(24 * 60 * 60_000);
     });
-    csrf = createCsrfTokens(await loadCsrfSecret());
+    csrf = createCsrfTokens(config.security?.csrfSecret ?? (await loadOrCreateSecret(config.dataDir, "csrf-secret")));
     const parts: KernelParts = {
       config,
       logger,
       bus,
       hookRegistry,
-      db,
+      database,
       writes,
-      database: database.ops,
       storage,
       metrics,
       queue,
@@ -211,9 +195,9 @@ export function createVellum(input: VellumConfig): Vellum {
       captureError,
     };
     const byName = new Map<string, AnyVellumPlugin>(plugins.map((p) => [p.name, p]));
+    const timeoutMs = config.setupTimeoutMs ?? 10_000;
     for (const plugin of plugins) {
       const ctx = createPluginContext(plugin, parts, byName);
-      const timeoutMs = config.setupTimeoutMs ?? 10_000;
       try {
         await withTimeout(Promise.resolve(plugin.definition.setup(ctx)), timeoutMs, () =>
           CoreErrors.pluginSetupTimeout([plugin.name, timeoutMs], { plugin: plugin.name }),
@@ -229,15 +213,11 @@ export function createVellum(input: VellumConfig): Vellum {
   async function doMigrate(): Promise<MigrateOutcome> {
     await init();
     const runner = requireInit(migrations, "migrate");
-    const migrateOrder = ["core", ...order];
     if (config.migrate === false) {
-      const { pending } = await runner.status();
-      if (pending.length > 0) {
-        return { results: [], error: CoreErrors.migrationsPending([pending.map((p) => `${p.plugin}/${p.name}`)]) };
-      }
-      return { results: [] };
+      const pending = (await runner.status()).pending.map((p) => `${p.plugin}/${p.name}`);
+      return pending.length > 0 ? { results: [], error: CoreErrors.migrationsPending([pending]) } : { results: [] };
     }
-    const outcome = await runner.migrate(migrateOrder);
+    const outcome = await runner.migrate(["core", ...order]);
     const { drift } = await runner.status();
     for (const d of drift)
       logger.warn(CoreErrors.migrationDrift([d.plugin, `${d.name} is ${d.kind.replace(/_/g, " ")}`]).message);
@@ -272,30 +252,18 @@ export function createVellum(input: VellumConfig): Vellum {
     state = "closed";
   }
 
-  let initP: Promise<void> | undefined;
-  let migrateP: Promise<MigrateOutcome> | undefined;
-  let readyP: Promise<void> | undefined;
-  let closeP: Promise<void> | undefined;
-  const init = () => {
-    if (closeP) return Promise.reject(CoreErrors.closed(["init"]));
-    initP ??= doInit();
-    return initP;
-  };
-  const migrate = () => {
-    migrateP ??= doMigrate();
-    return migrateP;
-  };
-  const ready = () => {
-    readyP ??= doReady().catch(async (error) => {
+  // Each step runs once; later calls share its promise. A failed ready() closes the instance.
+  const initOnce = once(doInit);
+  const init = () =>
+    state === "closing" || state === "closed" ? Promise.reject(CoreErrors.closed(["init"])) : initOnce();
+  const migrate = once(doMigrate);
+  const ready = once(() =>
+    doReady().catch(async (error: unknown) => {
       await close().catch(() => undefined);
       throw error;
-    });
-    return readyP;
-  };
-  const close = () => {
-    closeP ??= doClose();
-    return closeP;
-  };
+    }),
+  );
+  const close = once(doClose);
 
   const instance: Vellum = {
     config,

@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import { sql } from "kysely";
 import type { AnyDb } from "./types.js";
 import { CoreErrors } from "../errors/vellum-error.js";
 
@@ -36,6 +35,11 @@ export interface MigrationResult {
   error?: string;
 }
 
+export interface MigrateOutcome {
+  results: MigrationResult[];
+  error?: Error;
+}
+
 /**
  * The source of a migration function without what compilers disagree on: whitespace, comments
  * (a `//` after `:` is kept, as in a URL), trailing commas, and Vitest's rewriting of imported
@@ -56,10 +60,7 @@ function normalizedSource(fn: Migration["up"]): string {
 
 /** Checksum of a migration: its name and the normalized source of its `up` (and `down`). */
 export function migrationChecksum(name: string, migration: Migration): string {
-  const hash = createHash("sha256");
-  hash.update(name);
-  hash.update("\0");
-  hash.update(normalizedSource(migration.up));
+  const hash = createHash("sha256").update(name).update("\0").update(normalizedSource(migration.up));
   if (migration.down) hash.update(normalizedSource(migration.down));
   return hash.digest("hex");
 }
@@ -96,12 +97,7 @@ async function readApplied(db: AnyDb, plugin: string, create = true): Promise<Ap
   if (create) await ensureTable(db, table);
   else if (!(await tableExists(db, table))) return [];
   const rows = await db.selectFrom(table).select(["name", "checksum", "applied_at"]).orderBy("name").execute();
-  return rows.map((r) => ({
-    plugin,
-    name: String(r.name),
-    checksum: String(r.checksum),
-    applied_at: String(r.applied_at),
-  }));
+  return rows.map((row) => ({ plugin, ...row }) as AppliedMigration);
 }
 
 /**
@@ -122,10 +118,6 @@ export class MigrationRunner {
     this.#sets.set(plugin, { ...this.#sets.get(plugin), ...set });
   }
 
-  plugins(): string[] {
-    return [...this.#sets.keys()];
-  }
-
   async status(): Promise<MigrationStatus> {
     const status: MigrationStatus = { applied: [], pending: [], drift: [] };
     for (const [plugin, set] of this.#sets) {
@@ -138,15 +130,13 @@ export class MigrationRunner {
         else if (migrationChecksum(a.name, code) !== a.checksum)
           status.drift.push({ plugin, name: a.name, kind: "checksum_changed" });
       }
-      for (const name of Object.keys(set).sort()) {
-        if (!byName.has(name)) status.pending.push({ plugin, name });
-      }
+      for (const name of Object.keys(set).sort()) if (!byName.has(name)) status.pending.push({ plugin, name });
     }
     return status;
   }
 
   /** Applies pending migrations plugin by plugin (in the given order), each in its own transaction. */
-  async migrate(order: string[]): Promise<{ results: MigrationResult[]; error?: Error }> {
+  async migrate(order: string[]): Promise<MigrateOutcome> {
     const results: MigrationResult[] = [];
     for (const plugin of order) {
       const set = this.#sets.get(plugin);
@@ -173,13 +163,5 @@ export class MigrationRunner {
       }
     }
     return { results };
-  }
-
-  /** Lists every table the database holds (for schema snapshots and backup). */
-  async tables(): Promise<string[]> {
-    const rows = await sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`.execute(
-      this.#db,
-    );
-    return rows.rows.map((r) => r.name);
   }
 }

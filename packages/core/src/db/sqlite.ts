@@ -40,10 +40,9 @@ export async function openSqlite(options: SqliteOptions): Promise<VellumDatabase
   raw.pragma(`synchronous = ${synchronous}`);
   raw.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
   raw.pragma("foreign_keys = ON");
-  // Small PASSIVE checkpoints after the commit that passes 1,000 pages (4 MB): under sustained
-  // creates a WAL kept this small cut the create p99 from about 125 to 50 ms (each checkpoint
-  // blocks the event loop for a few ms instead of one 32 MB TRUNCATE for about 60 ms) and the CPU
-  // per create by about 8 %. The health plugin still truncates at 32 MB and when idle.
+  // Small PASSIVE checkpoints after the commit that passes 1,000 pages (4 MB): each blocks the event
+  // loop briefly instead of one long TRUNCATE of a large WAL, which cut the create p99 and CPU under
+  // sustained creates (docs/architecture.md). Truncating the WAL is left to `DatabaseOps.checkpoint()`.
   raw.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
   raw.pragma("journal_size_limit = 67108864");
   const kysely = new Kysely({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });

@@ -17,7 +17,6 @@ export interface DatabaseOps {
   checkpoint(): Promise<{ durationMs: number; busy: boolean }>;
   /** Bytes of the database files on disk. */
   sizeBytes(): number;
-  /** Whether the connection is open. */
   isOpen(): boolean;
   /**
    * Runs `work` holding the connection, with commits that do not wait for the disk (SQLite
@@ -51,12 +50,13 @@ export interface DatabaseConfig {
 export interface JobsTable {
   id: string;
   queue: string;
-  /** Jobs with the same key are applied in id order; a failing one delays only its own key. */
+  /** Jobs with the same key are applied in id order, and a failing one delays only them; null: no order. */
   key: string | null;
   type: string;
   payload: string;
   status: string;
   attempts: number;
+  /** Epoch milliseconds before which the job is not tried (set by retry backoff). */
   run_at: number;
   /** The raw error of the last failed attempt (logs and operators only, never clients). */
   last_error: string | null;

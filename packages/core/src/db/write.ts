@@ -1,11 +1,10 @@
 import { CompiledQuery, type Transaction } from "kysely";
 import type { VellumHookBus } from "../hooks/hooks.js";
 import type { HookName, HookPayload } from "../hooks/types.js";
-
-import type { AnyDb as Executor, AnyTransaction } from "./types.js";
+import type { AnyDb, AnyTransaction } from "./types.js";
 
 /** Writes the items collected under one key, once, just before the transaction commits. */
-export type CommitFlush<T> = (trx: Executor, items: T[]) => Promise<void>;
+export type CommitFlush<T> = (trx: AnyDb, items: T[]) => Promise<void>;
 
 /** Hooks whose payload carries the write's transaction: they run through `Write.commit`. */
 export type CommitHookName = { [N in HookName]: HookPayload<N> extends { trx: unknown } ? N : never }[HookName];
@@ -14,11 +13,7 @@ export type CommitHookName = { [N in HookName]: HookPayload<N> extends { trx: un
 export interface Write<DB> {
   /** The transaction, typed with the writing plugin's tables. */
   readonly trx: Transaction<DB>;
-  /**
-   * Runs the subscribers of commit hook `name` in this transaction. The writing plugin's own
-   * subscribers fail the write; any other runs in a savepoint, and its failure is rolled back and
-   * reported (the subscriber degrades itself), never failing the write.
-   */
+  /** Runs the subscribers of commit hook `name` in this transaction (how a failure counts: `HookKind`). */
   commit<N extends CommitHookName>(name: N, payload: Omit<HookPayload<N>, "trx">): Promise<void>;
   /** Calls hook `name` once the transaction has committed (never if it rolls back). */
   after<N extends HookName>(name: N, payload: HookPayload<N>): void;
@@ -90,7 +85,7 @@ export class WriteScope {
   }
 
   /** Runs every key's flush with its items (in the order keys were first used), each in a savepoint. */
-  async flush(trx: Executor, report: (error: unknown, key: string, plugin: string) => void): Promise<void> {
+  async flush(trx: AnyDb, report: (error: unknown, key: string, plugin: string) => void): Promise<void> {
     for (const [key, collected] of this.#collected) {
       const items = collected.items.splice(0);
       if (items.length === 0) continue;
@@ -113,7 +108,7 @@ export class WriteScope {
 }
 
 /** Runs `step` in a savepoint: released when it resolves, rolled back (and rethrown) when it throws. */
-export async function inSavepoint<T>(trx: Executor, step: () => Promise<T>, scope?: WriteScope): Promise<T> {
+export async function inSavepoint<T>(trx: AnyDb, step: () => Promise<T>, scope?: WriteScope): Promise<T> {
   await trx.executeQuery(SAVEPOINT.begin);
   const mark = scope?.mark() ?? 0;
   try {
@@ -128,17 +123,16 @@ export async function inSavepoint<T>(trx: Executor, step: () => Promise<T>, scop
   }
 }
 
-const scopes = new WeakMap<Executor, WriteScope>();
+const scopes = new WeakMap<AnyDb, WriteScope>();
 
 /**
- * Defers part of a write to the end of its transaction, where it is done once for every write
- * of the transaction that collected an item under the same `key`: `flush(trx, items)` runs just
- * before the commit, inside the transaction (in a savepoint: a failing flush is rolled back and
- * reported, the write still commits). A step that is rolled back takes its items with it. This is
- * how a search index adds the word counts of a batch of 100 articles in one statement instead of
- * 100. In a transaction the kernel does not run, `flush` runs at once with this item alone.
+ * Defers part of a write to the end of its transaction, done once for every write of the
+ * transaction that collected under `key`: `flush(trx, items)` runs just before the commit, in a
+ * savepoint (a failing flush is rolled back and reported; the write still commits). A step that
+ * is rolled back takes its items with it. A search index adds the word counts of a whole batch in
+ * one statement this way. In a transaction the kernel does not run, `flush` runs at once.
  */
-export async function collectForCommit<T>(trx: Executor, key: string, item: T, flush: CommitFlush<T>): Promise<void> {
+export async function collectForCommit<T>(trx: AnyDb, key: string, item: T, flush: CommitFlush<T>): Promise<void> {
   const scope = scopes.get(trx);
   if (scope) scope.collect(key, item, flush);
   else await flush(trx, [item]);
@@ -150,11 +144,11 @@ export async function collectForCommit<T>(trx: Executor, key: string, item: T, f
  * the collected flushes and the commit to the after-commit hooks.
  */
 export class Writes {
-  readonly #db: Executor;
+  readonly #db: AnyDb;
   readonly #bus: VellumHookBus;
   readonly #report: WriteErrorReporter;
 
-  constructor(db: Executor, bus: VellumHookBus, report: WriteErrorReporter) {
+  constructor(db: AnyDb, bus: VellumHookBus, report: WriteErrorReporter) {
     this.#db = db;
     this.#bus = bus;
     this.#report = report;
@@ -176,7 +170,7 @@ export class Writes {
    * so after-commit hooks may use the database.
    */
   async transaction<R>(
-    connection: Executor,
+    connection: AnyDb,
     owner: string,
     steps: (trx: AnyTransaction, scope: WriteScope) => Promise<R>,
   ): Promise<{ value: R; committed: () => Promise<void> }> {
@@ -194,12 +188,10 @@ export class Writes {
 
   /** The `Write` of `owner` in a transaction the kernel runs. */
   bind<DB>(owner: string, trx: AnyTransaction, scope: WriteScope): Write<DB> {
-    const bus = this.#bus;
-    const report = this.#report;
     return {
       trx: trx as Transaction<DB>,
-      async commit(name, payload) {
-        const subscribers = bus.commitSubscribers(name);
+      commit: async (name, payload) => {
+        const subscribers = this.#bus.commitSubscribers(name);
         if (subscribers.length === 0) return;
         const full = { ...payload, trx } as never;
         for (const { plugin, fn } of subscribers) {
@@ -208,19 +200,15 @@ export class Writes {
             if (plugin === owner) await fn(full);
             else
               await inSavepoint(trx, async () => fn(full), scope).catch((error: unknown) =>
-                report(error, { plugin, hook: name }),
+                this.#report(error, { plugin, hook: name }),
               );
           } finally {
             scope.step = owner;
           }
         }
       },
-      after(name, payload) {
-        scope.defer(() => bus.call(name, payload));
-      },
-      afterCommit(fn) {
-        scope.defer(fn);
-      },
+      after: (name, payload) => scope.defer(() => this.#bus.call(name, payload)),
+      afterCommit: (fn) => scope.defer(fn),
     };
   }
 }

@@ -28,10 +28,8 @@ export class VellumError extends Error {
   }
 }
 
-type MessageFn<A extends unknown[]> = (...args: A) => string;
-
 /** Builds a typed constructor for one internal error code (fastify/avvio style). */
-export function createErrorType<A extends unknown[]>(code: string, message: MessageFn<A>) {
+export function createErrorType<A extends unknown[]>(code: string, message: (...args: A) => string) {
   const make = (args: A, options: { plugin?: string; cause?: unknown } = {}) =>
     new VellumError(code, message(...args), options);
   return Object.assign(make, { code });

@@ -40,9 +40,7 @@ export class HealthRegistry {
 
   register(plugin: string, component: HealthComponent): void {
     const existing = this.#components.get(component.name);
-    if (existing) {
-      throw CoreErrors.componentDuplicate([component.name, existing.plugin, plugin], { plugin });
-    }
+    if (existing) throw CoreErrors.componentDuplicate([component.name, existing.plugin, plugin], { plugin });
     this.#components.set(component.name, { ...component, plugin });
   }
 

@@ -64,11 +64,6 @@ export class VellumHookBus {
     return this.#kinds.has(name);
   }
 
-  /** The plugin that declared `name` (`core` for the kernel's own hooks). */
-  ownerOf(name: string): string | undefined {
-    return this.#kinds.get(name)?.owner;
-  }
-
   #kind(name: string, plugin: string): HookKind {
     const declared = this.#kinds.get(name);
     if (!declared) {
@@ -79,7 +74,6 @@ export class VellumHookBus {
     return declared.kind;
   }
 
-  /** Registers `fn` for `name` on behalf of `plugin`; returns the unregister function. */
   register<N extends HookName>(plugin: string, name: N, fn: VellumHooks[N]): () => void {
     const kind = this.#kind(name, plugin);
     this.#counts.set(name, (this.#counts.get(name) ?? 0) + 1);
@@ -101,14 +95,12 @@ export class VellumHookBus {
   #subscribe<N extends HookName>(plugin: string, name: N, kind: HookKind, fn: VellumHooks[N]): () => void {
     const call = fn as (payload: HookPayload<N>) => unknown;
     if (kind === "commit") {
-      const subscribers = this.#commit.get(name) ?? [];
       const entry: CommitSubscriber = { plugin, fn: call as CommitSubscriber["fn"] };
-      this.#commit.set(name, [...subscribers, entry]);
-      return () =>
-        this.#commit.set(
-          name,
-          (this.#commit.get(name) ?? []).filter((s) => s !== entry),
-        );
+      this.#commit.set(name, [...this.commitSubscribers(name), entry]);
+      return () => {
+        const rest = this.commitSubscribers(name).filter((s) => s !== entry);
+        this.#commit.set(name, rest);
+      };
     }
     if (kind === "serial") return this.#hookable.hook(name, call);
     const isolated = async (payload: HookPayload<N>) => {
@@ -128,8 +120,7 @@ export class VellumHookBus {
 
   /** Serial hooks: awaited in registration order; a throw rejects. Isolated: all run, never throws. */
   async call<N extends HookName>(name: N, payload: HookPayload<N>): Promise<void> {
-    const declared = this.#kinds.get(name);
-    if (declared?.kind === "commit") throw CoreErrors.hookCommitCall([name]);
+    if (this.#kinds.get(name)?.kind === "commit") throw CoreErrors.hookCommitCall([name]);
     await this.#hookable.callHook(name, payload);
   }
 }

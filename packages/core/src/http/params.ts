@@ -9,11 +9,8 @@ export function intQuery(
 ): number {
   const raw = event.url.searchParams.get(name);
   if (raw === null) return options.fallback;
-  if (!/^-?\d{1,12}$/.test(raw)) {
-    throw new ApiError("invalid_parameter", `${name} must be an integer from ${options.min} to ${options.max}.`);
-  }
   const value = Number(raw);
-  if (value < options.min || value > options.max) {
+  if (!/^-?\d{1,12}$/.test(raw) || value < options.min || value > options.max) {
     throw new ApiError("invalid_parameter", `${name} must be an integer from ${options.min} to ${options.max}.`);
   }
   return value;

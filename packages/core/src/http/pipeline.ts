@@ -81,14 +81,6 @@ export function createPipeline(deps: PipelineDeps) {
     }
   }
 
-  function checkCsrf(event: H3Event): void {
-    const tokens = deps.csrf();
-    const header = event.req.headers.get(CSRF_HEADER);
-    if (!tokens || !csrfMatches(tokens, getCookie(event, CSRF_COOKIE), header)) {
-      throw new ApiError("csrf_failed", "Send the svc_csrf cookie value in the X-CSRF-Token header.");
-    }
-  }
-
   async function middleware(event: H3Event, next: () => unknown): Promise<unknown> {
     const route = matched(event);
     const meta = route?.meta;
@@ -124,7 +116,9 @@ export function createPipeline(deps: PipelineDeps) {
     }
     const auth = effectiveAuth(event.req.method, meta ?? {});
     if (auth.key) await authenticate(event, meta ?? {});
-    if (auth.csrf) checkCsrf(event);
+    if (auth.csrf && !csrfMatches(deps.csrf(), getCookie(event, CSRF_COOKIE), event.req.headers.get(CSRF_HEADER))) {
+      throw new ApiError("csrf_failed", "Send the svc_csrf cookie value in the X-CSRF-Token header.");
+    }
     if (!deps.bus.hasSubscribers("http:request") && !deps.bus.hasSubscribers("http:response")) {
       return complete(event, await next());
     }

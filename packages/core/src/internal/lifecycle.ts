@@ -11,7 +11,7 @@ export class LifecycleCallbacks {
     this.#entries.push({ plugin, phase, fn });
   }
 
-  /** Runs the phase; a throw names the plugin and stops (start/ready) unless `keepGoing`. */
+  /** Runs the phase; a throw, named after its plugin, stops it, or goes to `onError` and the rest still run. */
   async run(phase: Phase, order: readonly string[], onError?: (error: Error) => void): Promise<void> {
     const rank = new Map(order.map((name, i) => [name, i]));
     const reverse = phase === "preClose" || phase === "close";
@@ -39,4 +39,10 @@ export function withTimeout<T>(promise: Promise<T>, ms: number, onTimeout: () =>
     timer.unref();
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Runs `fn` on the first call; every call returns the first call's promise. */
+export function once<T>(fn: () => Promise<T>): () => Promise<T> {
+  let promise: Promise<T> | undefined;
+  return () => (promise ??= fn());
 }

@@ -3,8 +3,8 @@ import { createDefu } from "defu";
 import type { Transaction } from "kysely";
 import type { VellumConfig } from "../config.js";
 import type { MigrationRunner } from "../db/migrations.js";
-import type { AnyDb, DatabaseOps, KernelTables } from "../db/types.js";
-import type { Writes } from "../db/write.js";
+import type { KernelTables, VellumDatabase } from "../db/types.js";
+import type { WriteErrorReporter, Writes } from "../db/write.js";
 import { CoreErrors } from "../errors/vellum-error.js";
 import type { HealthRegistry } from "../health/components.js";
 import { createHookApi, type VellumHookBus } from "../hooks/hooks.js";
@@ -28,9 +28,8 @@ export interface KernelParts {
   logger: ConsolaInstance;
   bus: VellumHookBus;
   hookRegistry: Array<() => void>;
-  db: AnyDb;
+  database: VellumDatabase;
   writes: Writes;
-  database: DatabaseOps;
   storage: VellumStorage;
   metrics: VellumMetrics;
   queue: JobQueue;
@@ -43,7 +42,7 @@ export interface KernelParts {
   components: HealthRegistry;
   features: ReadonlySet<string>;
   kernel: KernelInfo;
-  captureError(error: unknown, info: { plugin: string; hook?: string; tags?: Record<string, string> }): void;
+  captureError: WriteErrorReporter;
 }
 
 /** defu, except that a list from a higher layer replaces a lower one instead of joining it. */
@@ -74,25 +73,24 @@ function dependencyClosure(plugin: AnyVellumPlugin, byName: Map<string, AnyVellu
  * plain defaults), checked against its declared settings: `VELLUM_CONFIG_INVALID` names the first
  * problem by its variable when it has one.
  */
-export function pluginOptions<O extends object>(plugin: AnyVellumPlugin, config: VellumConfig): Readonly<O> {
+function pluginOptions<O extends object>(plugin: AnyVellumPlugin, config: VellumConfig): Readonly<O> {
   const { definition } = plugin;
+  const configKey = definition.configKey ?? plugin.name;
   const declared = definition.settings ?? {};
   const options = Object.freeze(
     mergeOptions(
       plugin.options,
-      config.pluginOptions?.[definition.configKey ?? plugin.name] ?? {},
+      config.pluginOptions?.[configKey] ?? {},
       settingDefaults(declared),
       definition.defaults ?? {},
     ),
   ) as Readonly<O>;
-  const problems = [
+  const [first] = [
     ...checkSettings(declared, options),
     ...(definition.checkSettings?.(options, { dataDir: config.dataDir }) ?? []),
   ];
-  const [first] = problems;
   if (first) {
-    const where = (declared as Record<string, { env?: string } | undefined>)[first.setting]?.env;
-    const path = where ?? `pluginOptions.${definition.configKey ?? plugin.name}.${first.setting}`;
+    const path = declared[first.setting]?.env ?? `pluginOptions.${configKey}.${first.setting}`;
     throw CoreErrors.configInvalid([path, first.message], { plugin: plugin.name });
   }
   return options;
@@ -106,7 +104,6 @@ export function createPluginContext<O extends object, T extends object>(
   const name = plugin.name;
   const options = pluginOptions<O>(plugin, parts.config);
   const allowed = dependencyClosure(plugin, byName);
-  const db = parts.db as unknown as PluginDb<T>;
   return {
     name,
     options,
@@ -114,10 +111,10 @@ export function createPluginContext<O extends object, T extends object>(
     dataDir: parts.config.dataDir,
     logger: parts.logger.withTag(name),
     hooks: createHookApi(parts.bus, name, parts.hookRegistry),
-    db,
+    db: parts.database.kysely as unknown as PluginDb<T>,
     transaction: (trx) => trx as unknown as Transaction<T & KernelTables>,
     write: (work) => parts.writes.run(name, work as never),
-    database: parts.database,
+    database: parts.database.ops,
     get storage() {
       return parts.storage.namespace(name);
     },

@@ -15,8 +15,8 @@ function take(bytes: number): number {
 }
 
 /**
- * Cryptographically random bytes as base64url, drawn from a pool refilled 4 KiB at a time: one
- * `randomFillSync` per ~170 tokens instead of one per request (it showed up at 8 % of CPU).
+ * Cryptographically random bytes as base64url, drawn from a pool refilled 4 KiB at a time instead
+ * of one `randomFillSync` per request, which showed up in CPU profiles.
  */
 export function randomToken(bytes: number): string {
   const at = take(bytes);
@@ -24,8 +24,8 @@ export function randomToken(bytes: number): string {
 }
 
 /**
- * A random number in [0, 1) in steps of 1/256, from the same pool: the PRNG of job ids. ulidx's
- * default asks `crypto.getRandomValues` once per character, 16 calls for each new millisecond.
+ * A random number in [0, 1) in steps of 1/256, from the same pool: the PRNG of job ids (ulidx's
+ * default asks `crypto.getRandomValues` once per character).
  */
 export function randomUnit(): number {
   return (pool[take(1)] as number) / 256;

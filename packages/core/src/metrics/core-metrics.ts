@@ -1,16 +1,9 @@
-import type { Counter, Histogram } from "prom-client";
 import type { VellumMetrics } from "./metrics.js";
 
-export interface CoreMetrics {
-  requests: Counter<"method" | "route" | "status">;
-  duration: Histogram<"method" | "route" | "status">;
-  lockouts: Counter<string>;
-  jobFailures: Counter<"job">;
-  hookFailures: Counter<"plugin" | "hook">;
-}
+export type CoreMetrics = ReturnType<typeof registerCoreMetrics>;
 
 /** Metrics the kernel owns; the queue gauges are registered by the queue wiring. */
-export function registerCoreMetrics(metrics: VellumMetrics): CoreMetrics {
+export function registerCoreMetrics(metrics: VellumMetrics) {
   metrics.gauge({
     name: "service_memory_bytes",
     help: "Resident set size of the process in bytes",

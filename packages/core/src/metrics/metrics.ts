@@ -1,13 +1,5 @@
-import {
-  Counter,
-  type CounterConfiguration,
-  collectDefaultMetrics,
-  Gauge,
-  type GaugeConfiguration,
-  Histogram,
-  type HistogramConfiguration,
-  Registry,
-} from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import type { CounterConfiguration, GaugeConfiguration, HistogramConfiguration } from "prom-client";
 
 /** The metrics surface plugins get as `ctx.metrics`; names are registered once per instance. */
 export interface VellumMetrics {

@@ -65,11 +65,8 @@ export class CommandHandlers {
     const key = normalize(name);
     const declared = Object.keys(plugin.definition.commands ?? {}).map(normalize);
     if (!declared.includes(key)) {
-      throw new VellumError(
-        "VELLUM_COMMAND_UNDECLARED",
-        `plugin '${plugin.name}' binds command '${key}' without declaring it in its definition's 'commands'`,
-        { plugin: plugin.name },
-      );
+      const message = `plugin '${plugin.name}' binds command '${key}' without declaring it in its definition's 'commands'`;
+      throw new VellumError("VELLUM_COMMAND_UNDECLARED", message, { plugin: plugin.name });
     }
     this.#handlers.set(key, handler);
   }

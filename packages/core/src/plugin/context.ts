@@ -13,6 +13,8 @@ import type { PluginRouter, RouteRecord } from "../http/routes.js";
 import type { VellumMetrics } from "../metrics/metrics.js";
 import type { PluginQueue } from "../queue/plugin-queue.js";
 import type { QueueStats } from "../queue/types.js";
+import type { ScheduleOptions } from "../scheduler.js";
+import type { LockoutOptions } from "../security/lockout.js";
 import type { VellumServices } from "../services.js";
 import type { CommandHandler } from "./commands.js";
 
@@ -28,16 +30,13 @@ export interface KernelInfo {
   /** The health components plugins registered (`ctx.healthComponent`). */
   components(): readonly RegisteredComponent[];
   /** Every queue of every plugin: jobs waiting and dead, and the queues that have a worker. */
-  jobs: {
-    stats(): Promise<QueueStats[]>;
-    queues(): string[];
-  };
+  jobs: { stats(): Promise<QueueStats[]>; queues(): string[] };
   security: {
     apiKeyConfigured: boolean;
     apiKeyStrong: boolean;
     csrfEnabled: boolean;
     trustProxy: boolean | number;
-    lockout: { maxFailures: number; windowMs: number; durationMs: number };
+    lockout: LockoutOptions;
     activeLockouts(): Promise<number>;
     /**
      * Checks the key (Bearer or `X-API-Key`) for routes that authenticate themselves, with the same
@@ -68,10 +67,9 @@ export interface VellumPluginContext<O extends object = Record<string, unknown>,
   /** This plugin's typed view of a transaction it was handed (a commit hook's `trx`). */
   transaction<DB>(trx: Transaction<DB>): Transaction<T & KernelTables>;
   /**
-   * One transactional write: `work` runs in a transaction, `w.commit(hook, payload)` runs that
-   * hook's subscribers in it (this plugin's own fail the write; others run in savepoints, and a
-   * failure there is rolled back and reported), what subscribers collected is flushed once before
-   * the commit, and `w.after(...)` hooks run after it.
+   * One transactional write: `work` runs in a transaction, `w.commit(hook, payload)` runs a commit
+   * hook's subscribers in it (`HookKind`), what they collected is flushed once before the commit,
+   * and `w.after(...)` hooks run after it.
    */
   write<R>(work: (w: Write<T & KernelTables>) => Promise<R>): Promise<R>;
   readonly database: DatabaseOps;
@@ -92,11 +90,7 @@ export interface VellumPluginContext<O extends object = Record<string, unknown>,
   /** Registers this plugin's migrations (`NNNN_description` → `{ up, down? }`). */
   migrations(set: MigrationSet): void;
   /** A job that runs between start and close, never overlapping itself. */
-  schedule(
-    name: string,
-    options: { everyMs: number; jitterMs?: number; runImmediately?: boolean },
-    fn: () => void | Promise<void>,
-  ): void;
+  schedule(name: string, options: ScheduleOptions, fn: () => void | Promise<void>): void;
   provide<K extends keyof VellumServices & string>(key: K, impl: VellumServices[K]): void;
   inject<K extends keyof VellumServices & string>(key: K): VellumServices[K];
   /** A service from an `optionalDependsOn` provider, or undefined when it is not installed. */

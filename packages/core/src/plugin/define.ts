@@ -21,11 +21,7 @@ export interface VellumPluginDefinition<O extends object = Record<string, unknow
   settings?: SettingDeclarations<O>;
   /** Rules that span several settings, on the effective options; `dataDir` for path rules. */
   checkSettings?(options: Readonly<O>, context: { dataDir: string }): SettingProblem[];
-  /**
-   * The hooks this plugin emits, with their kind: `commit` (inside a write's transaction, run by
-   * `ctx.write`), `serial` (awaited in order; a throw aborts) or `isolated` (every subscriber runs;
-   * failures are reported). Subscribing to a hook nobody declares fails at setup.
-   */
+  /** The hooks this plugin emits, with their kind (`HookKind`); subscribing to an undeclared hook fails setup. */
   hooks?: Record<string, HookKind>;
   /** CLI commands this plugin adds (`vellum <name>`); bind each in setup with `ctx.command(name, run)`. */
   commands?: Record<string, { description: string }>;

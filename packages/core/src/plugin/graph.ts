@@ -1,14 +1,14 @@
 import { CoreErrors } from "../errors/vellum-error.js";
-import type { AnyVellumPlugin as AnyPlugin } from "./define.js";
+import type { AnyVellumPlugin } from "./define.js";
 
 /**
  * Normalizes the plugin list (falsy entries dropped), rejects duplicates, and sorts topologically
  * by `dependsOn` / `optionalDependsOn` with registration order as the tie-break. A missing
  * dependency or a cycle throws a VellumError naming the plugins involved.
  */
-export function resolvePlugins(list: ReadonlyArray<AnyPlugin | false | null | undefined>): AnyPlugin[] {
-  const plugins = list.filter((p): p is AnyPlugin => Boolean(p));
-  const byName = new Map<string, AnyPlugin>();
+export function resolvePlugins(list: ReadonlyArray<AnyVellumPlugin | false | null | undefined>): AnyVellumPlugin[] {
+  const plugins = list.filter((p): p is AnyVellumPlugin => Boolean(p));
+  const byName = new Map<string, AnyVellumPlugin>();
   for (const plugin of plugins) {
     if (byName.has(plugin.name)) throw CoreErrors.pluginDuplicate([plugin.name], { plugin: plugin.name });
     byName.set(plugin.name, plugin);
@@ -21,7 +21,7 @@ export function resolvePlugins(list: ReadonlyArray<AnyPlugin | false | null | un
     edges.set(plugin.name, [...plugin.dependsOn, ...plugin.optionalDependsOn.filter((d) => byName.has(d))]);
   }
 
-  const ordered: AnyPlugin[] = [];
+  const ordered: AnyVellumPlugin[] = [];
   const state = new Map<string, "visiting" | "done">();
   const visit = (name: string, path: string[]) => {
     const seen = state.get(name);
@@ -33,7 +33,7 @@ export function resolvePlugins(list: ReadonlyArray<AnyPlugin | false | null | un
     state.set(name, "visiting");
     for (const dep of edges.get(name) ?? []) visit(dep, [...path, name]);
     state.set(name, "done");
-    ordered.push(byName.get(name) as AnyPlugin);
+    ordered.push(byName.get(name) as AnyVellumPlugin);
   };
   for (const plugin of plugins) visit(plugin.name, []);
   return ordered;

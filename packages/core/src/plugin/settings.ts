@@ -36,6 +36,15 @@ export type SettingDeclarations<O extends object> = { [K in keyof O]?: SettingDe
 const ok = <T>(value: T): Parsed<T> => ({ ok: true, value });
 const fail = (problem: string): Parsed<never> => ({ ok: false, problem });
 
+/** A parser that reads the text with `read`, then reports the check's problem, if any. */
+function readThenCheck<T>(read: (text: string) => T, check: (value: unknown) => string | undefined) {
+  return (text: string): Parsed<T> => {
+    const value = read(text);
+    const problem = check(value);
+    return problem === undefined ? ok(value) : fail(problem);
+  };
+}
+
 type Common<T> = Pick<SettingDeclaration<T>, "env" | "description" | "default" | "secret" | "defaultText" | "show">;
 
 const TRUE = new Set(["true", "1", "yes", "on"]);
@@ -115,14 +124,7 @@ export const setting = {
       if (pattern && !pattern.test(value)) return hint ?? `does not match ${pattern}`;
       return undefined;
     };
-    return {
-      ...rest,
-      parse(text) {
-        const problem = check(text);
-        return problem === undefined ? ok(text) : fail(problem);
-      },
-      check,
-    };
+    return { ...rest, parse: readThenCheck((text) => text, check), check };
   },
 
   /** A comma list in the environment, an array of strings elsewhere; `item` checks each entry. */
@@ -134,15 +136,7 @@ export const setting = {
       const bad = value.findIndex((entry: string) => item(entry) !== undefined);
       return bad < 0 ? undefined : `entry ${bad + 1} ${item(value[bad] as string)}`;
     };
-    return {
-      ...rest,
-      parse(text) {
-        const entries = parseList(text);
-        const problem = check(entries);
-        return problem === undefined ? ok(entries) : fail(problem);
-      },
-      check,
-    };
+    return { ...rest, parse: readThenCheck(parseList, check), check };
   },
 };
 

@@ -1,13 +1,14 @@
 import type { ConsolaInstance } from "consola";
+import { sql } from "kysely";
 import { monotonicFactory } from "ulidx";
 import { PreparedQuery } from "../db/prepared.js";
-import type { AnyDb, AnyTransaction } from "../db/types.js";
+import type { AnyDb, AnyTransaction, JobsTable } from "../db/types.js";
 import type { Writes } from "../db/write.js";
 import { VellumError } from "../errors/vellum-error.js";
 import { randomUnit } from "../internal/random-pool.js";
 import { JOBS_TABLE } from "./migrations.js";
 import type { DeliveryHandler, JobRecord, ProcessOptions, QueueStats, TransactionalHandler } from "./types.js";
-import { type JobRow, type QueueErrorHandler, QueueWorker, toJobRecord } from "./worker.js";
+import { type QueueErrorHandler, QueueWorker, toJobRecord } from "./worker.js";
 
 /** Shared by every queue in the process so ids sort in enqueue order even within one millisecond. */
 const nextJobId = monotonicFactory(randomUnit);
@@ -41,11 +42,8 @@ export interface JobQueueOptions {
  * ordered stream with its own worker; a job is durable once the transaction that enqueued it commits.
  */
 export class JobQueue {
+  readonly #options: JobQueueOptions;
   readonly #db: AnyDb;
-  readonly #logger: ConsolaInstance;
-  readonly #onError: QueueErrorHandler;
-  readonly #deferSync: JobQueueOptions["deferSync"];
-  readonly #writes: Writes;
   readonly #workers = new Map<string, QueueWorker>();
   readonly #appliedAfterPrune = new Map<string, (id: string) => Promise<boolean>>();
   /** The insert of `enqueue`, compiled once: it runs for every write that goes through a queue. */
@@ -53,16 +51,13 @@ export class JobQueue {
   #started = false;
 
   constructor(options: JobQueueOptions) {
+    this.#options = options;
     this.#db = options.db;
-    this.#deferSync = options.deferSync;
-    this.#writes = options.writes;
     const placeholders = Object.fromEntries(JOB_COLUMNS.map((column) => [column, null]));
     this.#insert = new PreparedQuery(
       options.db.insertInto(JOBS_TABLE).values(placeholders).compile(),
       JOB_COLUMNS.length,
     );
-    this.#logger = options.logger;
-    this.#onError = options.onError;
   }
 
   /** Inserts a job through `executor`; inside the caller's transaction the job exists only if it commits. */
@@ -90,10 +85,8 @@ export class JobQueue {
       updated_at: timestamp,
     };
     const row: Record<string, unknown> = { ...job, payload: JSON.stringify(payload ?? null) };
-    await this.#insert.run(
-      executor,
-      JOB_COLUMNS.map((column) => row[column]),
-    );
+    const values = JOB_COLUMNS.map((column) => row[column]);
+    await this.#insert.run(executor, values);
     setImmediate(() => this.notify(queue));
     return job;
   }
@@ -106,36 +99,19 @@ export class JobQueue {
     options: ProcessOptions = {},
   ): void {
     if (this.#workers.has(queue)) {
-      throw new VellumError(
-        "VELLUM_QUEUE_DUPLICATE",
-        `queue '${queue}' already has a handler; register one handler per queue name`,
-        { data: { queue }, plugin: owner },
-      );
+      const message = `queue '${queue}' already has a handler; register one handler per queue name`;
+      throw new VellumError("VELLUM_QUEUE_DUPLICATE", message, { data: { queue }, plugin: owner });
     }
-    const worker = new QueueWorker({
-      queue,
-      owner,
-      writes: this.#writes,
-      handler: handler as TransactionalHandler<unknown> | DeliveryHandler,
-      options,
-      db: this.#db,
-      deferSync: this.#deferSync,
-      logger: this.#logger,
-      onError: this.#onError,
-    });
+    const run = handler as TransactionalHandler<unknown> | DeliveryHandler;
+    const worker = new QueueWorker(queue, owner, run, options, this.#options);
     this.#workers.set(queue, worker);
     if (options.appliedAfterPrune) this.#appliedAfterPrune.set(queue, options.appliedAfterPrune);
     if (this.#started) worker.start();
   }
 
-  /**
-   * Applies queued job `id` of `queue` now, in its own write, ahead of the worker (an update of a
-   * slug whose create is still queued); false when the job is not queued (any more).
-   */
+  /** Applies queued job `id` of `queue` now, in its own write, ahead of the worker; false when it is not queued. */
   async applyNow(queue: string, id: string): Promise<boolean> {
-    const worker = this.#workers.get(queue);
-    if (!worker) return false;
-    return worker.applyNow(id);
+    return (await this.#workers.get(queue)?.applyNow(id)) ?? false;
   }
 
   /** Whether a job that is no longer in the table was applied before it was pruned. */
@@ -158,34 +134,21 @@ export class JobQueue {
     this.#workers.get(queue)?.notify();
   }
 
-  /** Names of the queues that have a registered handler (each has one worker). */
   queues(): string[] {
     return [...this.#workers.keys()];
   }
 
   async get(id: string): Promise<JobRecord | undefined> {
     const row = await this.#db.selectFrom(JOBS_TABLE).selectAll().where("id", "=", id).executeTakeFirst();
-    return row ? toJobRecord(row as JobRow) : undefined;
+    return row ? toJobRecord(row as JobsTable) : undefined;
   }
 
   /** One row per queue that has queued or failed (dead-letter) jobs, sorted by queue name. */
   async stats(): Promise<QueueStats[]> {
-    const rows = await this.#db
-      .selectFrom(JOBS_TABLE)
-      .select((eb) => ["queue", "status", eb.fn.countAll().as("count")])
-      .where("status", "in", ["queued", "failed"])
-      .groupBy(["queue", "status"])
-      .orderBy("queue")
-      .execute();
-    const byQueue = new Map<string, QueueStats>();
-    for (const row of rows) {
-      const queue = String(row.queue);
-      const stats = byQueue.get(queue) ?? { queue, queued: 0, failed: 0 };
-      if (row.status === "queued") stats.queued = Number(row.count);
-      else stats.failed = Number(row.count);
-      byQueue.set(queue, stats);
-    }
-    return [...byQueue.values()];
+    const query = sql<QueueStats>`SELECT queue, SUM(status = 'queued') AS queued, SUM(status = 'failed') AS failed
+      FROM _vellum_jobs WHERE status IN ('queued', 'failed') GROUP BY queue ORDER BY queue`;
+    const { rows } = await query.execute(this.#db);
+    return rows.map((row) => ({ queue: row.queue, queued: Number(row.queued), failed: Number(row.failed) }));
   }
 
   /** Moves dead-letter jobs (of `queue`, or only `ids`) back to queued with their attempts reset. */
@@ -213,7 +176,7 @@ export class JobQueue {
     return count;
   }
 
-  /** Deletes applied jobs whose last update is older than `olderThanMs`; returns how many. */
+  /** Deletes applied jobs last updated more than `olderThanMs` ago; returns how many. */
   async prune(olderThanMs: number): Promise<number> {
     const cutoff = new Date(Date.now() - olderThanMs).toISOString();
     const result = await this.#db

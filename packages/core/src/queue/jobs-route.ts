@@ -7,12 +7,6 @@ import type { JobQueue } from "./job-queue.js";
 
 const JOB_ID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
-interface JobStatusBody {
-  id: string;
-  status: "queued" | "applied" | "failed";
-  error?: { code: string; message: string };
-}
-
 /**
  * `GET /api/v1/jobs/:id`: the outcome of any plugin's queued write, by the id its 202 gave.
  * `queued` while it waits (with `error` while it is being retried), `applied` once done (also
@@ -29,8 +23,7 @@ export function registerJobsRoute(routes: RouteTable, queue: () => JobQueue): vo
       if (await queue().appliedBeforePrune(id)) return json({ id, status: "applied" });
       throw notFound();
     }
-    const body: JobStatusBody = { id, status: job.status };
-    if (job.status !== "applied" && job.attempts > 0) body.error = jobErrorBody(job.error_code, job.status);
-    return json(body);
+    if (job.status === "applied" || job.attempts === 0) return json({ id, status: job.status });
+    return json({ id, status: job.status, error: jobErrorBody(job.error_code, job.status) });
   });
 }

@@ -1,25 +1,13 @@
+import type { JobsTable } from "../db/types.js";
 import type { Write } from "../db/write.js";
 
 /** `failed` means the job is in the dead-letter queue: it used up its attempts and waits for a replay. */
 export type JobStatus = "queued" | "applied" | "failed";
 
-export interface JobRecord {
-  id: string;
-  queue: string;
-  /** Jobs with the same key are applied in id order; null: no order with other jobs. */
-  key: string | null;
-  type: string;
+/** A job as the queue hands it out: its row, with the payload parsed. */
+export interface JobRecord extends Omit<JobsTable, "payload" | "status"> {
   payload: unknown;
   status: JobStatus;
-  attempts: number;
-  /** Epoch milliseconds before which the job is not tried (set by retry backoff). */
-  run_at: number;
-  /** The raw error of the last failed attempt (logs and operators only). */
-  last_error: string | null;
-  /** The API error code clients see for the last failure. */
-  error_code: string | null;
-  created_at: string;
-  updated_at: string;
 }
 
 /**
@@ -44,15 +32,13 @@ export interface ProcessOptions {
   /** Safety poll for jobs enqueued by other processes, in milliseconds. Default 1000. */
   pollMs?: number;
   /**
-   * Keep an applied job's payload (for a queue whose handled payloads must stay readable, such
-   * as webhook deliveries to redeliver). Default false: the payload becomes `null` in the same
-   * write that marks the job applied, so applied jobs kept for their status (a day) hold a few
-   * bytes each instead of, for article creates, the whole article again.
+   * Keep an applied job's payload (webhook deliveries to redeliver). Default false: the write that
+   * marks the job applied sets it to `null`, so applied jobs kept for their status stay small.
    */
   keepAppliedPayload?: boolean;
   /**
-   * Whether a job of this queue that was pruned (applied jobs are kept a day) had been applied,
-   * so `GET /api/v1/jobs/:id` still answers `applied` (say, because the record the job created exists).
+   * Whether a pruned job of this queue (applied jobs are kept a day) had been applied, so
+   * `GET /api/v1/jobs/:id` still answers `applied` (say, because the record it created exists).
    */
   appliedAfterPrune?: (id: string) => Promise<boolean>;
 }

@@ -1,30 +1,15 @@
-import type { ConsolaInstance } from "consola";
 import { sql } from "kysely";
-import type { AnyDb } from "../db/types.js";
 import { PreparedQuery } from "../db/prepared.js";
-import { inSavepoint, type Writes } from "../db/write.js";
+import type { AnyDb, JobsTable } from "../db/types.js";
+import { inSavepoint } from "../db/write.js";
 import { publicJobErrorCode } from "./job-error.js";
+import type { JobQueueOptions } from "./job-queue.js";
 import { JOBS_TABLE } from "./migrations.js";
 import type { DeliveryHandler, JobRecord, JobStatus, ProcessOptions, TransactionalHandler } from "./types.js";
 
 export type QueueErrorHandler = (error: unknown, info: { queue: string; owner: string; jobId?: string }) => void;
 
-export interface JobRow {
-  id: string;
-  queue: string;
-  key: string | null;
-  type: string;
-  payload: string;
-  status: string;
-  attempts: number | string;
-  run_at: number | string | bigint;
-  last_error: string | null;
-  error_code: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export function toJobRecord(row: JobRow): JobRecord {
+export function toJobRecord(row: JobsTable): JobRecord {
   return {
     id: row.id,
     queue: row.queue,
@@ -54,19 +39,6 @@ function errorMessage(error: unknown): string {
   return message.length > MAX_ERROR_LENGTH ? `${message.slice(0, MAX_ERROR_LENGTH)}…` : message;
 }
 
-export interface WorkerOptions {
-  queue: string;
-  /** The plugin that owns the queue: the owner of the writes its jobs make. */
-  owner: string;
-  writes: Writes;
-  handler: TransactionalHandler<unknown> | DeliveryHandler;
-  options: ProcessOptions;
-  db: AnyDb;
-  deferSync?: <T>(work: (connection: AnyDb) => Promise<T>) => Promise<T>;
-  logger: ConsolaInstance;
-  onError: QueueErrorHandler;
-}
-
 interface Failure {
   job: JobRecord;
   error: unknown;
@@ -80,57 +52,55 @@ interface Failure {
  */
 export class QueueWorker {
   readonly #queue: string;
+  /** The plugin that owns the queue: the owner of the writes its jobs make. */
   readonly #owner: string;
-  readonly #writes: Writes;
   readonly #handler: TransactionalHandler<unknown> | DeliveryHandler;
+  readonly #shared: JobQueueOptions;
+  readonly #deferSync: NonNullable<JobQueueOptions["deferSync"]>;
   readonly #transactional: boolean;
   readonly #batchSize: number;
   readonly #maxAttempts: number;
   readonly #backoffMs: (attempt: number) => number;
   readonly #pollMs: number;
   readonly #keepAppliedPayload: boolean;
-  readonly #db: AnyDb;
-  readonly #deferSync: <T>(work: (connection: AnyDb) => Promise<T>) => Promise<T>;
-  readonly #logger: ConsolaInstance;
-  readonly #onError: QueueErrorHandler;
-  /** The queue's due jobs in id order, compiled once. */
-  readonly #due: PreparedQuery<JobRow>;
-  /** When the queue's next retry is due (a partial index holds the retrying jobs). */
+  readonly #due: PreparedQuery<JobsTable>;
   readonly #nextRetry: PreparedQuery<{ next: number | null }>;
   #loop: Promise<void> | undefined;
   #stopped = true;
   #notified = false;
   #wake: (() => void) | undefined;
 
-  constructor(options: WorkerOptions) {
-    this.#queue = options.queue;
-    this.#owner = options.owner;
-    this.#writes = options.writes;
-    this.#handler = options.handler;
-    this.#transactional = (options.options.mode ?? "transactional") === "transactional";
-    this.#batchSize = this.#transactional ? Math.max(1, options.options.batchSize ?? 64) : 1;
-    this.#maxAttempts = Math.max(1, options.options.maxAttempts ?? 5);
-    this.#backoffMs = options.options.backoffMs ?? defaultBackoffMs;
-    this.#pollMs = options.options.pollMs ?? 1000;
-    this.#keepAppliedPayload = options.options.keepAppliedPayload ?? false;
-    this.#db = options.db;
-    this.#deferSync = options.deferSync ?? ((work) => work(options.db));
-    this.#logger = options.logger;
-    this.#onError = options.onError;
-    // Due jobs in id order, less those an earlier job of their key holds back while it waits for
-    // its retry; the retrying ones sit in a small partial index (0002_job_keys).
+  constructor(
+    queue: string,
+    owner: string,
+    handler: TransactionalHandler<unknown> | DeliveryHandler,
+    options: ProcessOptions,
+    shared: JobQueueOptions,
+  ) {
+    this.#queue = queue;
+    this.#owner = owner;
+    this.#handler = handler;
+    this.#shared = shared;
+    this.#deferSync = shared.deferSync ?? ((work) => work(shared.db));
+    this.#transactional = (options.mode ?? "transactional") === "transactional";
+    this.#batchSize = this.#transactional ? Math.max(1, options.batchSize ?? 64) : 1;
+    this.#maxAttempts = Math.max(1, options.maxAttempts ?? 5);
+    this.#backoffMs = options.backoffMs ?? defaultBackoffMs;
+    this.#pollMs = options.pollMs ?? 1000;
+    this.#keepAppliedPayload = options.keepAppliedPayload ?? false;
+    // A job is held back by an earlier job of its key waiting for its retry (partial index 0002_job_keys).
     this.#due = new PreparedQuery(
-      sql<JobRow>`SELECT * FROM _vellum_jobs AS j
-        WHERE j.queue = ${options.queue} AND j.status = 'queued' AND j.run_at <= ${0}
+      sql<JobsTable>`SELECT * FROM _vellum_jobs AS j
+        WHERE j.queue = ${queue} AND j.status = 'queued' AND j.run_at <= ${0}
           AND NOT EXISTS (SELECT 1 FROM _vellum_jobs AS r
             WHERE r.queue = j.queue AND r.key = j.key AND r.status = 'queued' AND r.attempts > 0
               AND r.id < j.id AND r.run_at > ${0})
-        ORDER BY j.id LIMIT ${this.#batchSize}`.compile(options.db),
+        ORDER BY j.id LIMIT ${this.#batchSize}`.compile(shared.db),
       4,
     );
     this.#nextRetry = new PreparedQuery(
       sql<{ next: number | null }>`SELECT MIN(run_at) AS next FROM _vellum_jobs
-        WHERE queue = ${options.queue} AND status = 'queued' AND attempts > 0`.compile(options.db),
+        WHERE queue = ${queue} AND status = 'queued' AND attempts > 0`.compile(shared.db),
       1,
     );
   }
@@ -162,7 +132,7 @@ export class QueueWorker {
       try {
         delay = await this.#tick();
       } catch (error) {
-        this.#onError(error, { queue: this.#queue, owner: this.#owner });
+        this.#shared.onError(error, { queue: this.#queue, owner: this.#owner });
         delay = this.#pollMs;
       }
       if (this.#stopped) break;
@@ -185,15 +155,13 @@ export class QueueWorker {
     });
   }
 
-  /**
-   * Applies the due jobs that no earlier job of their key holds back; returns how long to wait
-   * before looking again. A job that waits for its retry holds back the later jobs of its key.
-   */
+  /** Applies the due jobs; returns how long to wait before looking again. */
   async #tick(): Promise<number> {
     const now = Date.now();
-    const rows = await this.#due.rows(this.#db, [this.#queue, now, now, this.#batchSize]);
+    const { db } = this.#shared;
+    const rows = await this.#due.rows(db, [this.#queue, now, now, this.#batchSize]);
     if (rows.length === 0) {
-      const next = Number((await this.#nextRetry.rows(this.#db, [this.#queue]))[0]?.next ?? Number.NaN);
+      const next = Number((await this.#nextRetry.rows(db, [this.#queue]))[0]?.next ?? Number.NaN);
       return Number.isFinite(next) && next > now ? Math.min(next - now, this.#pollMs) : this.#pollMs;
     }
     const due = rows.map(toJobRecord);
@@ -203,22 +171,21 @@ export class QueueWorker {
   }
 
   /**
-   * Group commit: the batch runs as one write of the queue's owner, each job inside a savepoint.
-   * A job that throws is rolled back to its savepoint (with what it collected and deferred) and
-   * noted as failed; the later jobs of its key wait, every other job of the batch goes on. The
-   * applied jobs are marked with one UPDATE in the same transaction as their effects, after what
-   * the jobs collected for the commit is flushed. The commit need not wait for the disk: if a
-   * power loss takes it, the jobs are still queued and run again, and the next synchronous commit
-   * (an enqueue, which must be durable before its 202) makes it durable.
+   * Group commit: the batch is one write of the queue's owner, each job in a savepoint. A job that
+   * throws is rolled back (with what it collected and deferred) and noted as failed; the later jobs
+   * of its key wait, the others go on. The applied jobs are marked in the same transaction as their
+   * effects. The commit need not wait for the disk: a power loss leaves the jobs queued to run again,
+   * and the next synchronous commit (an enqueue, durable before its 202) makes it durable.
    */
   async #applyBatch(jobs: JobRecord[]): Promise<void> {
     const handler = this.#handler as TransactionalHandler<unknown>;
+    const { writes } = this.#shared;
     const failures: Failure[] = [];
     const { committed } = await this.#deferSync((connection) =>
-      this.#writes.transaction(connection, this.#owner, async (trx, scope) => {
+      writes.transaction(connection, this.#owner, async (trx, scope) => {
         const applied: JobRecord[] = [];
         const failedKeys = new Set<string>();
-        const w = this.#writes.bind(this.#owner, trx, scope);
+        const w = writes.bind(this.#owner, trx, scope);
         for (const job of jobs) {
           const key = job.key ?? job.id;
           if (failedKeys.has(key)) continue;
@@ -237,14 +204,15 @@ export class QueueWorker {
     for (const failure of failures) this.#reportFailure(failure);
   }
 
-  /** Applies queued job `job` now, ahead of the worker, as one write; false when it is no longer queued. */
+  /** Applies queued job `id` now, ahead of the worker, as one write; false when it is no longer queued. */
   async applyNow(id: string): Promise<boolean> {
     const handler = this.#handler as TransactionalHandler<unknown>;
-    const { value, committed } = await this.#writes.transaction(this.#db, this.#owner, async (trx, scope) => {
+    const { db, writes } = this.#shared;
+    const { value, committed } = await writes.transaction(db, this.#owner, async (trx, scope) => {
       const row = await trx.selectFrom(JOBS_TABLE).selectAll().where("id", "=", id).executeTakeFirst();
       if (row?.status !== "queued") return false;
-      const job = toJobRecord(row as JobRow);
-      await handler(job, this.#writes.bind(this.#owner, trx, scope));
+      const job = toJobRecord(row as JobsTable);
+      await handler(job, writes.bind(this.#owner, trx, scope));
       await this.#markApplied(trx, [job]);
       return true;
     });
@@ -257,14 +225,15 @@ export class QueueWorker {
     try {
       await (this.#handler as DeliveryHandler)(job);
     } catch (error) {
-      this.#reportFailure(await this.#recordFailure(this.#db, job, error));
+      this.#reportFailure(await this.#recordFailure(this.#shared.db, job, error));
       return;
     }
-    await this.#markApplied(this.#db, [job]);
+    await this.#markApplied(this.#shared.db, [job]);
   }
 
   async #markApplied(executor: AnyDb, jobs: readonly JobRecord[]): Promise<void> {
     if (jobs.length === 0) return;
+    const ids = jobs.map((job) => job.id);
     await executor
       .updateTable(JOBS_TABLE)
       .set({
@@ -272,11 +241,7 @@ export class QueueWorker {
         updated_at: new Date().toISOString(),
         ...(this.#keepAppliedPayload ? {} : { payload: "null" }),
       })
-      .where(
-        "id",
-        "in",
-        jobs.map((job) => job.id),
-      )
+      .where("id", "in", ids)
       .where("status", "=", "queued")
       .execute();
   }
@@ -302,10 +267,10 @@ export class QueueWorker {
 
   #reportFailure({ job, error, dead, retryInMs }: Failure): void {
     if (dead) {
-      this.#onError(error, { queue: this.#queue, owner: this.#owner, jobId: job.id });
+      this.#shared.onError(error, { queue: this.#queue, owner: this.#owner, jobId: job.id });
       return;
     }
-    this.#logger.warn(
+    this.#shared.logger.warn(
       `job ${job.id} (${job.type}) on queue '${this.#queue}' failed (attempt ${job.attempts} of ${this.#maxAttempts}); retrying in ${retryInMs} ms: ${errorMessage(error)}`,
     );
   }

@@ -30,10 +30,6 @@ export function createCsrfTokens(secret: string): CsrfTokens {
   let recent = { token: "", until: 0 };
   // Only tokens whose signature checked out are kept, so a hit needs the whole valid token.
   const verified = new Set<string>();
-  const remember = (token: string) => {
-    verified.add(token);
-    if (verified.size > VERIFIED_MAX) verified.delete(verified.values().next().value as string);
-  };
   return {
     issue() {
       const now = Date.now();
@@ -49,16 +45,21 @@ export function createCsrfTokens(secret: string): CsrfTokens {
       if (dot <= 0) return false;
       const expected = Buffer.from(sign(token.slice(0, dot)));
       const given = Buffer.from(token.slice(dot + 1));
-      const valid = given.length === expected.length && timingSafeEqual(given, expected);
-      if (valid) remember(token);
-      return valid;
+      if (given.length !== expected.length || !timingSafeEqual(given, expected)) return false;
+      verified.add(token);
+      if (verified.size > VERIFIED_MAX) verified.delete(verified.values().next().value as string);
+      return true;
     },
   };
 }
 
 /** Header and cookie must both be present, equal, and the cookie must carry a valid signature. */
-export function csrfMatches(tokens: CsrfTokens, cookie: string | undefined, header: string | null): boolean {
-  if (!cookie || !header) return false;
+export function csrfMatches(
+  tokens: CsrfTokens | undefined,
+  cookie: string | undefined,
+  header: string | null,
+): boolean {
+  if (!tokens || !cookie || !header) return false;
   const a = Buffer.from(cookie);
   const b = Buffer.from(header);
   return a.length === b.length && timingSafeEqual(a, b) && tokens.verify(cookie);

@@ -84,14 +84,8 @@ export interface RateLimitRule {
   windowMs: number;
 }
 
-export interface RateLimitOutcome {
-  allowed: boolean;
-  limit: number;
-  remaining: number;
-  resetSeconds: number;
-}
-
-export async function takeToken(store: RateLimitStore, rule: RateLimitRule, client: string): Promise<RateLimitOutcome> {
+/** Counts one request of `client` against `rule`: whether it is allowed, and the counters to send. */
+export async function takeToken(store: RateLimitStore, rule: RateLimitRule, client: string) {
   const { count, resetAt } = await store.increment(`rl:${rule.name}:${client}`, rule.windowMs);
   const resetSeconds = Math.max(1, Math.ceil((resetAt - Date.now()) / 1000));
   return { allowed: count <= rule.limit, limit: rule.limit, remaining: Math.max(0, rule.limit - count), resetSeconds };
