@@ -33,6 +33,7 @@ import { Scheduler } from "./scheduler.js";
 import { MIN_API_KEY_LENGTH } from "./security/api-key.js";
 import { assignClientAddress, clientIp } from "./security/client-ip.js";
 import { type CsrfTokens, createCsrfTokens } from "./security/csrf.js";
+import { registerCsrfRoute } from "./security/csrf-route.js";
 import { LockoutTracker } from "./security/lockout.js";
 import { MemoryRateLimitStore } from "./security/rate-limit.js";
 import { ServiceRegistry } from "./services.js";
@@ -112,7 +113,8 @@ export function createVellum(input: VellumConfig): Vellum {
     },
   });
   app.use(pipeline.middleware);
-  routes.add("core", "GET", "/docs/api/errors", () => errorsPage());
+  routes.add("core", "GET", "/docs/api/errors", () => errorsPage(), { csrfCookie: true });
+  registerCsrfRoute(routes, () => csrf);
   registerJobsRoute(routes, () => requireInit(queue, "jobs"));
 
   const kernel: KernelInfo = {

@@ -114,6 +114,20 @@ describe("kernel-owned error codes", () => {
 });
 
 describe("request ids and headers", () => {
+  it.each(["/%ZZ", "/api/v1/articles/%ff%fe", "/api/v1/articles/%E0%A4%A", "/health/live/%"])(
+    "invalid_parameter with the envelope, a request id and the security headers for the malformed path %s",
+    async (path) => {
+      const res = await t.fetch(path);
+      expect(res.status).toBe(400);
+      const body = await res.json();
+      expect(body.error).toMatchObject({ code: "invalid_parameter", docs: "/docs/api/errors#invalid_parameter" });
+      expect(body.error.request_id).toBe(res.headers.get("x-request-id"));
+      expect(res.headers.get("x-content-type-options")).toBe("nosniff");
+      const metrics = await t.vellum.metrics.registry.getSingleMetricAsString("service_requests_total");
+      expect(metrics).toMatch(/service_requests_total\{method="GET",route="unmatched",status="4xx"\} [1-9]/);
+    },
+  );
+
   it("keeps a safe incoming X-Request-Id and replaces an unsafe one", async () => {
     const kept = await t.fetch("/api/v1/page", { headers: { "x-request-id": "abc.DEF_123-x" } });
     expect(kept.headers.get("x-request-id")).toBe("abc.DEF_123-x");

@@ -67,12 +67,15 @@ describe("http:request and http:response hooks", () => {
       },
     });
     t = await createTestVellum({ plugins: [probePlugin(), watcher()] });
-    const res = await t.fetch("/api/v1/page?limit=3");
+    const res = await t.fetch("/api/v1/csrf");
     expect(res.status).toBe(200);
     expect(res.headers.getSetCookie()).toHaveLength(1);
     expect(res.headers.get("x-request-id")).toMatch(/^[\w-]+$/);
     expect(res.headers.get("x-content-type-options")).toBe("nosniff");
-    expect(await res.json()).toEqual({ limit: 3 });
+    expect(await res.json()).toEqual({ token: expect.any(String) });
+    const read = await t.fetch("/api/v1/page?limit=3");
+    expect(read.headers.getSetCookie()).toEqual([]);
+    expect(await read.json()).toEqual({ limit: 3 });
   });
 
   it("keep the handler's status and headers when converting its result", async () => {

@@ -54,19 +54,31 @@ describe("API key", () => {
 });
 
 describe("CSRF", () => {
-  it("sets a signed svc_csrf cookie on GET, once", async () => {
+  it("GET /api/v1/csrf answers the token with no-store and sets it as a signed svc_csrf cookie, once", async () => {
     await boot();
-    const first = await t.fetch("/api/v1/page");
+    const first = await t.fetch("/api/v1/csrf");
+    expect(first.headers.get("cache-control")).toBe("no-store");
     const cookie = first.headers.getSetCookie()[0] ?? "";
     expect(cookie).toMatch(/^svc_csrf=[\w-]+\.[\w-]+; Path=\/; SameSite=Strict$/);
     const value = cookie.split(";")[0]!.slice("svc_csrf=".length);
-    const again = await t.fetch("/api/v1/page", { headers: { cookie: `svc_csrf=${value}` } });
+    expect(await first.json()).toEqual({ token: value });
+    const again = await t.fetch("/api/v1/csrf", { headers: { cookie: `svc_csrf=${value}` } });
     expect(again.headers.getSetCookie()).toEqual([]);
+    expect(await again.json()).toEqual({ token: value });
+    const forged = await t.fetch("/api/v1/csrf", { headers: { cookie: "svc_csrf=forged.token" } });
+    expect((await forged.json()).token).not.toBe("forged.token");
+  });
+
+  it("never sets a cookie on a plain read, so shared caches may keep it", async () => {
+    await boot();
+    const read = await t.fetch("/api/v1/page");
+    expect(read.status).toBe(200);
+    expect(read.headers.getSetCookie()).toEqual([]);
   });
 
   it("marks the cookie Secure when the base URL is https", async () => {
     await boot({ baseUrl: "https://cms.example" });
-    expect((await t.fetch("/api/v1/page")).headers.getSetCookie()[0]).toContain("; Secure");
+    expect((await t.fetch("/api/v1/csrf")).headers.getSetCookie()[0]).toContain("; Secure");
   });
 
   it("refuses a missing header, a mismatch, and a forged (unsigned) cookie", async () => {
@@ -147,11 +159,24 @@ describe("lockouts", () => {
     );
   });
 
+  it("does not count requests that present no key: anonymous traffic cannot lock the key holder out", async () => {
+    await boot();
+    const good = await t.writeHeaders();
+    const anonymous = { cookie: good.cookie!, "x-csrf-token": good["x-csrf-token"]! };
+    for (let i = 0; i < 25; i++)
+      expect(await codeOf(await echo(anonymous))).toEqual({ status: 401, code: "unauthorized" });
+    expect((await echo(good)).status).toBe(200);
+    expect(await t.vellum.metrics.registry.getSingleMetricAsString("service_auth_lockouts_total")).toContain(
+      "service_auth_lockouts_total 0",
+    );
+  });
+
   it("uses configured thresholds", async () => {
     await boot({ security: { lockout: { maxFailures: 2, durationMs: 50 } } });
     const good = await t.writeHeaders();
-    await echo({});
-    await echo({});
+    const wrong = { ...good, authorization: "Bearer not-the-key-not-the-key-xx" };
+    await echo(wrong);
+    await echo(wrong);
     expect((await echo(good)).status).toBe(429);
     await new Promise((r) => setTimeout(r, 80));
     expect((await echo(good)).status).toBe(200);

@@ -63,10 +63,16 @@ export class ArticleApplier {
     w.after("article:afterCreate", { article, context });
   }
 
-  /** Applies the still-queued create of `slug` now, if there is one that has not failed. */
-  async ensureApplied(slug: string): Promise<void> {
+  /**
+   * Applies the still-queued create of `slug` now, if there is one that has not failed. A read
+   * passes `untriedOnly`: a create that failed once waits for the worker's backoff, so anonymous
+   * reads cannot retry a failing job at request rate.
+   */
+  async ensureApplied(slug: string, untriedOnly = false): Promise<void> {
     const claim = await this.#deps.store.claimBySlug(this.#deps.db, slug);
-    if (claim) await this.#deps.queue.applyNow(claim.id);
+    if (!claim) return;
+    if (untriedOnly && ((await this.#deps.queue.get(claim.id))?.attempts ?? 0) > 0) return;
+    await this.#deps.queue.applyNow(claim.id);
   }
 
   /** Partial update with optional rename; returns the article as it is after the update. */

@@ -114,4 +114,22 @@ describe("order per slug: a poisoned create delays only its own slug", () => {
       await t.close();
     }
   });
+
+  it("reads of its slug do not retry it at request rate: it waits for the worker's backoff", async () => {
+    const t = await bootArticles({ retryBaseMs: 60_000, maxAttempts: 3 });
+    try {
+      const cure = await poisonSlugs(t);
+      const poison = await (await post(t, articleBody("poison-read"))).json();
+      for (let i = 0; i < 200 && (await t.vellum.queue().get(poison.id))?.attempts === 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      // The cause is gone now: a read that applied the create at once would find it stored.
+      await cure();
+      for (let i = 0; i < 20; i++) expect((await t.fetch(`${ARTICLES}/poison-read`)).status).toBe(404);
+      expect(await t.vellum.queue().get(poison.id)).toMatchObject({ status: "queued", attempts: 1 });
+      t.errors.splice(0);
+    } finally {
+      await t.close();
+    }
+  });
 });

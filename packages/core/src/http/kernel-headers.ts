@@ -29,8 +29,8 @@ export function addResponseHeaders(event: H3Event, headers: Record<string, strin
 
 /**
  * Every header the kernel adds to a response (contract §3, §4, §10): request id, security
- * headers, deprecation, CORS, rate-limit counters and, on GETs without a valid one, a fresh
- * `svc_csrf` cookie. One plain object per request: the handler's own headers (`own`) first, the
+ * headers, deprecation, CORS, rate-limit counters and, on GETs of routes that hand it out
+ * (`meta.csrfCookie`) without a valid one, a fresh `svc_csrf` cookie. One plain object per request: the handler's own headers (`own`) first, the
  * kernel's over them. Built as one literal, so every response's header object has the same shape.
  */
 export function kernelHeaders(
@@ -51,11 +51,13 @@ export function kernelHeaders(
   if (cors) Object.assign(headers, cors);
   const extra = event.context.extraHeaders as Record<string, string> | undefined;
   if (extra) Object.assign(headers, extra);
-  const tokens = deps.csrf();
-  const method = event.req.method;
-  if (tokens && (method === "GET" || method === "HEAD") && !tokens.verify(getCookie(event, CSRF_COOKIE))) {
-    headers["set-cookie"] =
-      `${CSRF_COOKIE}=${tokens.issue()}; Path=/; SameSite=Strict${deps.secureCookies ? "; Secure" : ""}`;
+  if (meta?.csrfCookie === true) {
+    const tokens = deps.csrf();
+    const method = event.req.method;
+    if (tokens && (method === "GET" || method === "HEAD") && !tokens.verify(getCookie(event, CSRF_COOKIE))) {
+      const token = (event.context.csrfToken as string | undefined) ?? tokens.issue();
+      headers["set-cookie"] = `${CSRF_COOKIE}=${token}; Path=/; SameSite=Strict${deps.secureCookies ? "; Secure" : ""}`;
+    }
   }
   return headers;
 }

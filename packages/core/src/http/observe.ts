@@ -14,6 +14,14 @@ type Labels = "method" | "route" | "status";
 export function createRequestObserver(metrics: CoreMetrics, logger: ConsolaInstance, accessLog: boolean) {
   const children = new Map<string, { count: Counter.Internal; time: Histogram.Internal<Labels> }>();
   return (event: H3Event, route: string, status: number): void => {
+    try {
+      record(event, route, status);
+    } catch {
+      // Metrics and the access log never turn an answer into a failure.
+    }
+  };
+
+  function record(event: H3Event, route: string, status: number): void {
     const labels = { method: event.req.method, route, status: `${Math.floor(status / 100)}xx` };
     const key = `${labels.method} ${route} ${labels.status}`;
     let child = children.get(key);
@@ -21,7 +29,8 @@ export function createRequestObserver(metrics: CoreMetrics, logger: ConsolaInsta
       child = { count: metrics.requests.labels(labels), time: metrics.duration.labels(labels) };
       children.set(key, child);
     }
-    const seconds = (performance.now() - (event.context.startedAt as number)) / 1000;
+    const started = event.context.startedAt;
+    const seconds = typeof started === "number" ? (performance.now() - started) / 1000 : 0;
     child.count.inc();
     child.time.observe(seconds);
     if (accessLog && logger.level >= LogLevels.info) {
@@ -29,5 +38,5 @@ export function createRequestObserver(metrics: CoreMetrics, logger: ConsolaInsta
         `${labels.method} ${event.url.pathname} ${status} ${(seconds * 1000).toFixed(1)}ms ${requestId(event)}`,
       );
     }
-  };
+  }
 }

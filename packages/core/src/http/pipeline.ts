@@ -73,8 +73,11 @@ export function createPipeline(deps: PipelineDeps) {
         headers: { "retry-after": String(retryAfter) },
       });
     }
-    if (!verifyKey(presentedKey(event.req.headers, meta.apiKeyHeader === true))) {
-      await deps.lockout.recordFailure(ip);
+    const presented = presentedKey(event.req.headers, meta.apiKeyHeader === true);
+    if (presented === undefined || !verifyKey(presented)) {
+      // Only a key that was presented and is wrong counts (contract §4): anonymous traffic sharing
+      // the key holder's address (a NAT, a proxy) must not lock the key holder out.
+      if (presented !== undefined) await deps.lockout.recordFailure(ip);
       throw new ApiError("unauthorized", "A valid API key is required: send Authorization: Bearer <key>.", {
         headers: { "www-authenticate": "Bearer" },
       });
@@ -187,10 +190,18 @@ export function createPipeline(deps: PipelineDeps) {
   }
 
   function onError(error: HTTPError, event: H3Event): Response {
+    // h3 rejects a path it cannot decode before `onRequest` runs: give it an id and a start too.
+    if (event.context.requestId === undefined) onRequest(event);
     const id = requestId(event);
     const base = kernelHeaders(deps, event, matched(event)?.meta);
     const original = error.cause !== undefined && error.unhandled ? error.cause : error;
-    const api = ApiError.is(original) ? original : ApiError.is(error) ? error : undefined;
+    const api = ApiError.is(original)
+      ? original
+      : ApiError.is(error)
+        ? error
+        : original instanceof URIError
+          ? new ApiError("invalid_parameter", "The path has a malformed percent-escape.")
+          : undefined;
     if (api) {
       const headers = { ...api.headers, ...base };
       return observed(event, errorResponse(api.code, api.message, id, { details: api.details, headers }));

@@ -19,6 +19,11 @@ export interface RouteMeta {
   deprecated?: { sunset: string | Date; link?: string };
   /** Exists only while this `SERVICE_FEATURES` flag is on; 404 otherwise. */
   feature?: string;
+  /**
+   * Hands a fresh `svc_csrf` cookie to a GET without a valid one (contract §4: `GET /api/v1/csrf`,
+   * `/health`, HTML pages). Default off: cacheable reads never carry `Set-Cookie`.
+   */
+  csrfCookie?: boolean;
   /** Answers before `ready()` and while shutting down (health probes). */
   probe?: boolean;
   [key: string]: unknown;

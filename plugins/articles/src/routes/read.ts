@@ -37,9 +37,10 @@ export function registerReadRoutes(router: PluginRouter, deps: ReadRouteDeps): v
     const slug = checkSlug(pathParam(event, "slug"));
     let article = await store.bySlugJson(db, slug);
     if (article === undefined) {
-      // A create of this slug may still be queued: apply it now. If that fails, the queue
-      // retries it and reports the failure on the job; a read only answers what exists.
-      await applier.ensureApplied(slug).catch(() => undefined);
+      // A create of this slug may still be queued: apply it now, unless it failed before (then
+      // the worker's backoff decides when it runs again). If it fails now, the queue retries it
+      // and reports the failure on the job; a read only answers what exists.
+      await applier.ensureApplied(slug, true).catch(() => undefined);
       article = await store.bySlugJson(db, slug);
     }
     if (article === undefined) throw ArticleErrors.notFound();

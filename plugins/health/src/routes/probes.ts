@@ -8,13 +8,14 @@ const byName = <V>(record: Record<string, V>): Record<string, V> =>
 
 /**
  * `/health`, `/health/live` and `/health/ready`: probe routes, answered before start-up has
- * finished and during shutdown too (route meta `probe: true`), without the API key. Ready means:
+ * finished and during shutdown too (route meta `probe: true`), without the API key; like every
+ * page a browser opens, they hand out the `svc_csrf` cookie (contract §4). Ready means:
  * the kernel is ready, and neither db, storage nor a component registered with `readiness: true`
  * is unavailable.
  */
 export function registerProbeRoutes(inspector: Inspector): void {
   const { ctx } = inspector;
-  const probe = { auth: "none", probe: true } as const;
+  const probe = { auth: "none", probe: true, csrfCookie: true } as const;
 
   ctx.router.get(
     "/health",
