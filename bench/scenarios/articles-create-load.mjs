@@ -17,13 +17,8 @@ const { values } = parseArgs({
   },
 });
 const base = values.url;
-const probe = await fetch(`${base}/api/v1/articles?limit=1`);
-const token = probe.headers
-  .getSetCookie()
-  .find((c) => c.startsWith("svc_csrf="))
-  ?.split(";")[0]
-  ?.slice("svc_csrf=".length);
-if (!token) throw new Error("create load: the server set no svc_csrf cookie");
+const { token } = await (await fetch(`${base}/api/v1/csrf`)).json();
+if (!token) throw new Error("create load: GET /api/v1/csrf gave no token");
 
 let n = 0;
 const result = await autocannon({

@@ -35,13 +35,7 @@ function runCreateLoad({ url, apiKey, duration }) {
  * applied: milliseconds from its 202 to `applied`, as a client sees it.
  */
 async function probe({ url, apiKey, until }) {
-  const warm = await fetch(`${url}/api/v1/articles?limit=1`);
-  await warm.arrayBuffer();
-  const token = warm.headers
-    .getSetCookie()
-    .find((c) => c.startsWith("svc_csrf="))
-    ?.split(";")[0]
-    ?.slice("svc_csrf=".length);
+  const { token } = await (await fetch(`${url}/api/v1/csrf`)).json();
   const headers = {
     authorization: `Bearer ${apiKey}`,
     cookie: `svc_csrf=${token}`,

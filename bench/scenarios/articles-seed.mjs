@@ -49,13 +49,8 @@ async function seed({ dataDir, apiKey, count, deepPages }) {
   });
   await vellum.ready();
   try {
-    const probe = await vellum.fetch(new Request(`${BASE}/api/v1/articles?limit=1`));
-    const token = probe.headers
-      .getSetCookie()
-      .find((c) => c.startsWith("svc_csrf="))
-      ?.split(";")[0]
-      ?.slice("svc_csrf=".length);
-    if (!token) throw new Error("seed: no svc_csrf cookie");
+    const { token } = await (await vellum.fetch(new Request(`${BASE}/api/v1/csrf`))).json();
+    if (!token) throw new Error("seed: GET /api/v1/csrf gave no token");
     const headers = {
       authorization: `Bearer ${apiKey}`,
       cookie: `svc_csrf=${token}`,

@@ -12,8 +12,8 @@ import Database from "better-sqlite3";
  * same `articles_feed` summaries), and nothing else: no routing library, metrics or error envelope.
  * `--mode static` answers the same URLs with bytes read once at start: bare node:http.
  * `--headers contract` adds the headers every Vellum response must carry (contract §3, §4): the
- * security headers, a request id and, for a client without a cookie, a `svc_csrf` cookie — fixed
- * values here, so what it measures is their bytes on the wire, not the work to make them.
+ * security headers and a request id — fixed values here, so what it measures is their bytes on
+ * the wire, not the work to make them. Cacheable reads carry no `svc_csrf` cookie (contract §4).
  * Usage: node reference-articles.mjs --port <n> --data-dir <dir> [--mode sqlite|static] [--headers none|contract]
  */
 const { values } = parseArgs({
@@ -51,7 +51,6 @@ const extraHeaders =
         "referrer-policy": "no-referrer",
         "x-frame-options": "DENY",
         "x-request-id": "0123456789abcdef",
-        "set-cookie": `svc_csrf=${"n".repeat(32)}.${"m".repeat(43)}; Path=/; SameSite=Strict`,
       }
     : {};
 
