@@ -47,6 +47,9 @@ const URL_ATTRIBUTES = ["href", "src", "cite"];
 /** Whitespace, control and invisible format characters, which some parsers skip inside a scheme. */
 const INVISIBLE = /[\p{White_Space}\p{Cc}\p{Cf}]/gu;
 const SCHEME = /^([a-z][a-z0-9+.-]*):/i;
+/** Where relative image sources are resolved for the media check (never fetched). */
+const RESOLVE_BASE = "http://vellum.invalid/";
+const RESOLVE_ORIGIN = "http://vellum.invalid";
 
 /**
  * A URL is kept only when, with every invisible character removed, it has an allowed scheme, or
@@ -67,10 +70,19 @@ export interface SanitizeOptions {
 
 /** Builds the content sanitizer: sanitize-html with the explicit allowlist of contract §5. */
 export function createSanitizer(options: SanitizeOptions): (html: string) => string {
-  /** Images load only from absolute http(s) URLs or this service's media. */
-  const imageAllowed = (src: string) => {
+  /**
+   * Images load only from absolute http(s) URLs or this service's media. A relative source is
+   * resolved first, the way a browser will (dot segments, `%2e`, backslashes), and kept in that
+   * resolved form only when it is still under the media prefix: `/media/../api/v1/articles` would
+   * otherwise make every reader's browser send a same-origin GET to any path.
+   */
+  const imageSource = (src: string): string | undefined => {
     const value = src.trim();
-    return /^https?:\/\//i.test(value) || value.startsWith(options.mediaPrefix);
+    if (/^https?:\/\//i.test(value)) return value;
+    const resolved = URL.parse(value, RESOLVE_BASE);
+    if (!resolved || resolved.origin !== RESOLVE_ORIGIN) return undefined;
+    const path = `${resolved.pathname}${resolved.search}${resolved.hash}`;
+    return resolved.pathname.startsWith(options.mediaPrefix) ? path : undefined;
   };
   const transform = (tagName: string, attribs: sanitizeHtml.Attributes): sanitizeHtml.Tag => {
     const next = { ...attribs };
@@ -78,7 +90,11 @@ export function createSanitizer(options: SanitizeOptions): (html: string) => str
       const value = next[name];
       if (value !== undefined && !urlAllowed(value, URL_SCHEMES[tagName] ?? HTTP)) delete next[name];
     }
-    if (tagName === "img" && next.src !== undefined && !imageAllowed(next.src)) delete next.src;
+    if (tagName === "img" && next.src !== undefined) {
+      const source = imageSource(next.src);
+      if (source === undefined) delete next.src;
+      else next.src = source;
+    }
     if (tagName === "a") next.rel = LINK_REL;
     return { tagName, attribs: next };
   };

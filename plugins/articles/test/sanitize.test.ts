@@ -55,6 +55,19 @@ describe("content sanitizer", () => {
     for (const vector of vectors) expectInert(sanitize(vector.payload), vector.id);
   });
 
+  it("keeps, in any of the 1,004 vectors, only images from http(s) or resolved paths under the media prefix", () => {
+    for (const vector of vectors) {
+      for (const [, src] of sanitize(vector.payload).matchAll(/<img\b[^>]*\ssrc="([^"]*)"/gi)) {
+        const value = (src ?? "").replace(/&amp;/g, "&");
+        if (/^https?:\/\//i.test(value)) continue;
+        const resolved = new URL(value, "http://vellum.invalid/");
+        expect(resolved.origin, vector.id).toBe("http://vellum.invalid");
+        expect(`${resolved.pathname}${resolved.search}${resolved.hash}`, vector.id).toBe(value);
+        expect(resolved.pathname.startsWith("/media/"), vector.id).toBe(true);
+      }
+    }
+  });
+
   it("is idempotent on its own output", () => {
     for (const vector of vectors) {
       const once = sanitize(vector.payload);
@@ -76,6 +89,11 @@ describe("content sanitizer", () => {
     ['<img src="data:image/png;base64,AAAA" alt="d" />', '<img alt="d" />'],
     ['<img src="//evil.example/x.png" alt="p" />', '<img alt="p" />'],
     ['<img src="relative.png" alt="r" />', '<img alt="r" />'],
+    ['<img src="/media/../api/v1/articles" alt="t" />', '<img alt="t" />'],
+    ['<img src="/media/%2e%2e/api/v1/articles" alt="t" />', '<img alt="t" />'],
+    ['<img src="/media\\..\\admin/reindex" alt="t" />', '<img alt="t" />'],
+    ['<img src="/media/a/../b.webp" alt="n" />', '<img src="/media/b.webp" alt="n" />'],
+    ['<img src=" /media/c.webp?v=1" alt="q" />', '<img src="/media/c.webp?v=1" alt="q" />'],
     ['<img src="https://ok.example/i.png" srcset="javascript:x 1x" />', '<img src="https://ok.example/i.png" />'],
     ['<p style="background:url(javascript:x)">s</p>', "<p>s</p>"],
     ["<style>p{color:red}</style><p>after</p>", "<p>after</p>"],
