@@ -13,6 +13,8 @@ export interface ArticlesOptions {
   mediaPrefix: string;
   /** HMAC key for list cursors; default: generated once and kept in `<data>/settings/` (0600). */
   cursorSecret?: string;
+  /** Creates waiting in the queue above which new creates answer 503 with `Retry-After`. Default 50,000. */
+  maxQueued: number;
 }
 
 const PATH = /^\/[A-Za-z0-9._~/-]*[A-Za-z0-9._~-]$/;
@@ -48,6 +50,11 @@ export const ARTICLES_SETTINGS: SettingDeclarations<ArticlesOptions> = {
     default: "/media/",
     pattern: /^\//,
     hint: "must be a path starting with /",
+  }),
+  maxQueued: setting.integer({
+    description: "creates waiting in the queue above which new creates answer 503 service_unavailable with Retry-After",
+    default: 50_000,
+    min: 1,
   }),
   cursorSecret: setting.string({
     description: "HMAC key for list cursors (at least 32 characters)",

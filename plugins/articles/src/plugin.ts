@@ -1,5 +1,6 @@
 import { definePlugin } from "@vellum/core";
 import { ArticleApplier } from "./apply.js";
+import { Backpressure } from "./backpressure.js";
 import { type CursorCodec, createCursorCodec } from "./cursor.js";
 import { CreateIntake } from "./intake.js";
 import { articlesMigrations } from "./migrations/index.js";
@@ -54,9 +55,15 @@ export const articles = definePlugin<ArticlesOptions, ArticlesTables>({
       return codec;
     };
 
+    const refusals = ctx.metrics.counter({
+      name: "service_articles_create_refusals_total",
+      help: "Creates refused with 503 because the articles queue held maxQueued waiting jobs",
+    });
+    const backpressure = new Backpressure(queue, options.maxQueued, () => refusals.inc());
     const sanitize = createSanitizer({ mediaPrefix: options.mediaPrefix });
     registerReadRoutes(ctx.router, { prefix: options.prefix, db, store, applier, cursor });
-    registerWriteRoutes(ctx.router, { prefix: options.prefix, applier, intake: new CreateIntake(deps), sanitize });
+    const intake = new CreateIntake(deps);
+    registerWriteRoutes(ctx.router, { prefix: options.prefix, applier, intake, backpressure, sanitize });
     ctx.provide("articles", createArticlesService(db, store));
   },
 });

@@ -133,3 +133,24 @@ describe("order per slug: a poisoned create delays only its own slug", () => {
     }
   });
 });
+
+describe("back-pressure", () => {
+  it("refuses creates with 503 and Retry-After while maxQueued creates wait, and counts the refusals", async () => {
+    const t = await bootArticles({ retryBaseMs: 60_000, maxAttempts: 3, maxQueued: 3 });
+    try {
+      await poisonSlugs(t);
+      for (const n of [1, 2, 3]) expect((await post(t, articleBody(`poison-wait-${n}`))).status).toBe(202);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      const refused = await post(t, articleBody("one-too-many"));
+      expect(refused.status).toBe(503);
+      expect(refused.headers.get("retry-after")).toBe("1");
+      expect((await refused.json()).error.code).toBe("service_unavailable");
+      const metrics = await t.vellum.metrics.registry.getSingleMetricAsString("service_articles_create_refusals_total");
+      expect(metrics).toContain("service_articles_create_refusals_total 1");
+      expect((await t.fetch(`${ARTICLES}/one-too-many`)).status).toBe(404);
+      t.errors.splice(0);
+    } finally {
+      await t.close();
+    }
+  });
+});

@@ -144,6 +144,14 @@ export class JobQueue {
   }
 
   /** One row per queue that has queued or failed (dead-letter) jobs, sorted by queue name. */
+  /** Jobs of `queue` waiting to be applied (retries included). */
+  async depth(queue: string): Promise<number> {
+    const query = sql<{
+      n: number;
+    }>`SELECT count(*) AS n FROM _vellum_jobs WHERE queue = ${queue} AND status = 'queued'`;
+    return Number((await query.execute(this.#db)).rows[0]?.n ?? 0);
+  }
+
   async stats(): Promise<QueueStats[]> {
     const query = sql<QueueStats>`SELECT queue, SUM(status = 'queued') AS queued, SUM(status = 'failed') AS failed
       FROM _vellum_jobs WHERE status IN ('queued', 'failed') GROUP BY queue ORDER BY queue`;

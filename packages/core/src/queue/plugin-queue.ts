@@ -20,6 +20,8 @@ export interface PluginQueue<DB> {
   /** Registers the queue's one handler: transactional (a write of this plugin) by default. */
   process(handler: TransactionalHandler<DB>, options?: ProcessOptions & { mode?: "transactional" }): void;
   process(handler: DeliveryHandler, options: ProcessOptions & { mode: "at-least-once" }): void;
+  /** Jobs of this queue waiting to be applied (retries included). */
+  depth(): Promise<number>;
   /** A job of this queue, or undefined. */
   get(id: string): Promise<JobRecord | undefined>;
   /** Applies queued job `id` now, as one write, ahead of the worker; false when it is not queued. */
@@ -41,6 +43,7 @@ export function createPluginQueue<DB>(queue: JobQueue, plugin: string, name?: st
       return job?.queue === queueName ? job : undefined;
     },
     applyNow: (id) => queue.applyNow(queueName, id),
+    depth: () => queue.depth(queueName),
     replay: (ids) => queue.replay(queueName, ids),
   };
 }

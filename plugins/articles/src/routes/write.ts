@@ -1,12 +1,14 @@
 import { json, type PluginRouter, pathParam, readJsonBody, requestId } from "@vellum/core";
 import type { ArticleApplier } from "../apply.js";
 import { checkSlug, parseCreate, parsePatch } from "../validation.js";
+import type { Backpressure } from "../backpressure.js";
 import type { CreateIntake } from "../intake.js";
 
 export interface WriteRouteDeps {
   prefix: string;
   applier: ArticleApplier;
   intake: CreateIntake;
+  backpressure: Backpressure;
   sanitize(html: string): string;
 }
 
@@ -16,10 +18,11 @@ export interface WriteRouteDeps {
  * anything is written; the kernel has already checked the API key and the CSRF token.
  */
 export function registerWriteRoutes(router: PluginRouter, deps: WriteRouteDeps): void {
-  const { prefix, applier, intake, sanitize } = deps;
+  const { prefix, applier, intake, backpressure, sanitize } = deps;
 
   router.post(prefix, async (event) => {
     const input = parseCreate(await readJsonBody(event));
+    await backpressure.admit();
     const id = await intake.create({ ...input, content: sanitize(input.content) });
     return json({ id, status: "queued" }, { status: 202, headers: { location: `${prefix}/${input.slug}` } });
   });
