@@ -37,6 +37,7 @@ import { registerCsrfRoute } from "./security/csrf-route.js";
 import { LockoutTracker } from "./security/lockout.js";
 import { MemoryRateLimitStore } from "./security/rate-limit.js";
 import { ServiceRegistry } from "./services.js";
+import { restrictDataDir } from "./storage/data-dir-modes.js";
 import { loadOrCreateSecret } from "./storage/data-folder.js";
 import { VellumStorage } from "./storage/storage.js";
 import type { MigrateOutcome, Vellum } from "./instance.js";
@@ -158,6 +159,7 @@ export function createVellum(input: VellumConfig): Vellum {
     const sqlite = config.database?.sqlite ?? { path: join(config.dataDir, "db", "vellum.sqlite") };
     if (sqlite.path !== ":memory:") mkdirSync(dirname(sqlite.path), { recursive: true, mode: 0o700 });
     database = await openSqlite(sqlite);
+    await restrictDataDir(config.dataDir, sqlite.path === ":memory:" ? undefined : sqlite.path);
     const db = database.kysely;
     migrations = new MigrationRunner(db);
     migrations.register("core", queueMigrations);
