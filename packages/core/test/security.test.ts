@@ -1,5 +1,6 @@
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
+import { createConsola } from "consola";
 import { afterEach, describe, expect, it } from "vitest";
 import { createCsrfTokens } from "../src/security/csrf.js";
 import { createTestVellum, TEST_API_KEY, type TestVellum } from "../src/testing/index.js";
@@ -205,6 +206,24 @@ describe("rate limits", () => {
     for (let i = 0; i < 3; i++) expect((await from(`1.1.1.${i}, 192.0.2.9`)).status).toBe(200);
     expect((await from("spoofed, 192.0.2.9")).status).toBe(429);
     expect((await from("192.0.2.10")).status).toBe(200);
+  });
+
+  it("warns once when a loopback or private peer sends X-Forwarded-For while trust-proxy is off", async () => {
+    const warnings: string[] = [];
+    const logger = createConsola({
+      level: 3,
+      reporters: [{ log: (entry) => void (entry.type === "warn" && warnings.push(entry.args.join(" "))) }],
+    });
+    t = await createTestVellum({ plugins: [probePlugin()], config: { logger, accessLog: false } });
+    const via = (clientAddress: string, forwarded: string) =>
+      t.fetch("/api/v1/page", { clientAddress, headers: { "x-forwarded-for": forwarded } });
+    await via("203.0.113.9", "198.51.100.1");
+    await t.fetch("/api/v1/page", { clientAddress: "10.0.0.5" });
+    expect(warnings).toEqual([]);
+    await via("10.0.0.5", "198.51.100.1");
+    await via("127.0.0.1", "198.51.100.2");
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain("X-Forwarded-For from 10.0.0.5 while SERVICE_TRUST_PROXY is off");
   });
 
   it("ignores X-Forwarded-For without trust-proxy", async () => {

@@ -5,9 +5,10 @@ import { ApiError } from "../errors/api-error.js";
 import type { VellumHookBus } from "../hooks/hooks.js";
 import type { CoreMetrics } from "../metrics/core-metrics.js";
 import { createKeyVerifier, presentedKey } from "../security/api-key.js";
-import { clientIp } from "../security/client-ip.js";
+import { clientIp, socketAddress } from "../security/client-ip.js";
 import { CSRF_COOKIE, CSRF_HEADER, type CsrfTokens, csrfMatches } from "../security/csrf.js";
 import type { LockoutTracker } from "../security/lockout.js";
+import { createProxyHint } from "../security/proxy-hint.js";
 import { type RateLimitStore, takeToken } from "../security/rate-limit.js";
 import type { CorsPolicy } from "./cors.js";
 import { codeForStatus, errorResponse } from "./envelope.js";
@@ -64,6 +65,7 @@ function isPlainJson(value: unknown): value is object {
 export function createPipeline(deps: PipelineDeps) {
   const verifyKey = createKeyVerifier(deps.apiKey);
   const observe = createRequestObserver(deps.metrics, deps.logger, deps.accessLog);
+  const proxyHint = createProxyHint(deps.logger);
 
   async function authenticate(event: H3Event, meta: RouteMeta): Promise<void> {
     const ip = clientIp(event, deps.trustProxy);
@@ -187,6 +189,7 @@ export function createPipeline(deps: PipelineDeps) {
   function onRequest(event: H3Event): void {
     event.context.requestId = resolveRequestId(event.req.headers.get("x-request-id"));
     event.context.startedAt = performance.now();
+    if (deps.trustProxy === false) proxyHint(socketAddress(event), event.req.headers.get("x-forwarded-for"));
   }
 
   function onError(error: HTTPError, event: H3Event): Response {

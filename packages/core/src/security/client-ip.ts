@@ -7,7 +7,8 @@ export function assignClientAddress(request: Request, address: string): void {
   assigned.set(request, address);
 }
 
-function socketAddress(event: H3Event): string | undefined {
+/** The address of the socket peer (or the one an in-process caller assigned). */
+export function socketAddress(event: H3Event): string | undefined {
   const req = event.req as Request & { ip?: string };
   return assigned.get(event.req) ?? req.ip;
 }
