@@ -9,6 +9,7 @@ import {
   parsePort,
   parseRequired,
   parseTrustProxy,
+  trustListProblem,
 } from "./parse.js";
 
 /**
@@ -28,6 +29,19 @@ const textCheck = (parse: (text: string) => Parsed<unknown>) => (value: unknown)
 
 const isStringList = (value: unknown): value is string[] =>
   Array.isArray(value) && value.every((entry) => typeof entry === "string");
+
+/** A `security.trustProxy` from the config file, as the kernel takes it (a string there is a list, not a word). */
+function checkTrustProxy(value: unknown): string | undefined {
+  if (typeof value === "boolean") return undefined;
+  if (typeof value === "number") {
+    return Number.isInteger(value) && value >= 0
+      ? problemOf(parseTrustProxy(String(value)))
+      : "expected a number of proxy hops (0 or more)";
+  }
+  if (typeof value === "string") return trustListProblem(parseList(value));
+  if (isStringList(value)) return trustListProblem(value);
+  return "expected false, true, a number of proxy hops, or a list of loopback, linklocal, uniquelocal, addresses and CIDRs";
+}
 
 function parseApiKey(text: string): Parsed<string> {
   return text.length < MIN_API_KEY_LENGTH
@@ -95,13 +109,13 @@ export const CLI_SETTINGS = {
   },
   "security.trustProxy": {
     env: "SERVICE_TRUST_PROXY",
-    description: "`true` (one hop) or a hop count: client IP from `X-Forwarded-For`, counted from the right",
+    description:
+      "which peers are trusted proxies, whose `X-Forwarded-For` names the client: `false`, a comma list of " +
+      "`loopback`, `linklocal`, `uniquelocal`, addresses and CIDRs (`10.0.0.0/8`), or a hop count " +
+      "(trusts any peer: only when the port is reachable through the proxies alone); `true` means `loopback`",
     default: false,
     parse: parseTrustProxy,
-    check: (value: unknown) =>
-      typeof value === "boolean" || Number.isInteger(value)
-        ? problemOf(parseTrustProxy(String(value)))
-        : "expected true, false or a number of proxy hops",
+    check: checkTrustProxy,
   },
   corsOrigins: {
     env: "SERVICE_CORS_ORIGINS",

@@ -1,4 +1,5 @@
 import { type Parsed, parseList } from "@vellum/core";
+import { isIP } from "node:net";
 import { LogLevels } from "consola";
 
 const ok = <T>(value: T): Parsed<T> => ({ ok: true, value });
@@ -18,20 +19,56 @@ export function parseRequired(text: string): Parsed<string> {
   return text.trim() === "" ? fail("a value is required") : ok(text);
 }
 
-const TRUE = new Set(["true", "1", "yes", "on"]);
-const FALSE = new Set(["false", "0", "no", "off"]);
+const TRUE = new Set(["true", "yes", "on"]);
+const FALSE = new Set(["false", "no", "off"]);
+const TRUST_NAMES = new Set(["loopback", "linklocal", "uniquelocal"]);
+const PREFIX = /^\d{1,3}$/;
+const TRUST_EXPECTED =
+  "false, true, a hop count, or a comma list of loopback, linklocal, uniquelocal, addresses and CIDRs";
 
-/** `true`, `false`, or the number of proxy hops to trust (`0` means none). */
-export function parseTrustProxy(text: string): Parsed<boolean | number> {
-  if (INTEGER.test(text)) {
-    const hops = Number(text);
-    if (hops > MAX_PROXY_HOPS) return fail(`${text} is out of range (at most ${MAX_PROXY_HOPS} proxy hops)`);
+/** Why one entry of a trusted-proxy list is unusable (the kernel's `security.trustProxy` accepts the same). */
+function trustEntryProblem(entry: string): string | undefined {
+  if (TRUST_NAMES.has(entry)) return undefined;
+  const slash = entry.lastIndexOf("/");
+  const address = slash === -1 ? entry : entry.slice(0, slash);
+  const family = address.includes("%") ? 0 : isIP(address);
+  if (family === 0) return `'${entry}' is not a proxy name, IP address or CIDR`;
+  if (slash === -1) return undefined;
+  const prefix = entry.slice(slash + 1);
+  const max = family === 4 ? 32 : 128;
+  if (!PREFIX.test(prefix) || Number(prefix) < 1 || Number(prefix) > max) {
+    return `'${entry}' has no prefix length between 1 and ${max}`;
+  }
+  return undefined;
+}
+
+/**
+ * `false` / `0` (nobody), a hop count, `true` (= `loopback`: one proxy on this host), or a comma list of
+ * `loopback`, `linklocal`, `uniquelocal`, IP addresses and CIDRs: the proxies whose `X-Forwarded-For` is believed.
+ */
+export function parseTrustProxy(text: string): Parsed<false | number | string[]> {
+  const trimmed = text.trim();
+  if (INTEGER.test(trimmed)) {
+    const hops = Number(trimmed);
+    if (hops > MAX_PROXY_HOPS) return fail(`${trimmed} is out of range (at most ${MAX_PROXY_HOPS} proxy hops)`);
     return ok(hops === 0 ? false : hops);
   }
-  const lower = text.toLowerCase();
-  if (TRUE.has(lower)) return ok(true);
+  const lower = trimmed.toLowerCase();
+  if (TRUE.has(lower)) return ok(["loopback"]);
   if (FALSE.has(lower)) return ok(false);
-  return fail(`'${text}' is not true, false or a number of proxy hops`);
+  const entries = parseList(lower);
+  if (entries.length === 0) return fail("a value is required");
+  const problem = trustListProblem(entries);
+  return problem ? fail(`${problem} (expected ${TRUST_EXPECTED})`) : ok(entries);
+}
+
+/** Why a list of trusted proxies (names, addresses, CIDRs; any case) is unusable, or undefined. */
+export function trustListProblem(entries: readonly string[]): string | undefined {
+  for (const entry of entries) {
+    const problem = trustEntryProblem(entry.trim().toLowerCase());
+    if (problem) return problem;
+  }
+  return undefined;
 }
 
 function httpUrl(text: string): URL | undefined {

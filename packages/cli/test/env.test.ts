@@ -68,9 +68,47 @@ describe("readEnvironment values", () => {
   });
 
   it("accepts trust-proxy booleans and silent logging", () => {
-    expect(read({ SERVICE_TRUST_PROXY: "true" }).config.security?.trustProxy).toBe(true);
     expect(read({ SERVICE_TRUST_PROXY: "0" }).config.security?.trustProxy).toBe(false);
+    expect(read({ SERVICE_TRUST_PROXY: "off" }).config.security?.trustProxy).toBe(false);
     expect(read({ SERVICE_LOG_LEVEL: "silent" }).config.logLevel).toBe(LogLevels.silent);
+  });
+
+  it("reads SERVICE_TRUST_PROXY=true as a proxy on loopback, not as any peer", () => {
+    expect(read({ SERVICE_TRUST_PROXY: "true" }).config.security?.trustProxy).toEqual(["loopback"]);
+    expect(read({ SERVICE_TRUST_PROXY: "TRUE" }).config.security?.trustProxy).toEqual(["loopback"]);
+  });
+
+  it("reads SERVICE_TRUST_PROXY hop counts, names and CIDR lists", () => {
+    const trust = (value: string) => {
+      const { config, errors } = read({ SERVICE_TRUST_PROXY: value });
+      expect(errors).toEqual([]);
+      return config.security?.trustProxy;
+    };
+    expect(trust("1")).toBe(1);
+    expect(trust("3")).toBe(3);
+    expect(trust("loopback")).toEqual(["loopback"]);
+    expect(trust("LinkLocal, uniquelocal")).toEqual(["linklocal", "uniquelocal"]);
+    expect(trust("loopback,10.0.0.0/8, 172.16.0.0/12 ,2001:DB8::/32,192.0.2.7,::1")).toEqual([
+      "loopback",
+      "10.0.0.0/8",
+      "172.16.0.0/12",
+      "2001:db8::/32",
+      "192.0.2.7",
+      "::1",
+    ]);
+  });
+
+  it("checks security.trustProxy from the config file as the kernel takes it", () => {
+    const problems = (trustProxy: unknown) =>
+      readEnvironment({}, {}, { cwd, file: { security: { trustProxy } } as never }).errors;
+    for (const good of [false, true, 0, 2, "loopback, 10.0.0.0/8", ["uniquelocal", "2001:db8::/32"], []]) {
+      expect(problems(good), JSON.stringify(good)).toEqual([]);
+    }
+    for (const bad of ["true", "sometimes", ["10.0.0.0/0"], -1, 1.5, { any: true }]) {
+      const errors = problems(bad);
+      expect(errors, JSON.stringify(bad)).toHaveLength(1);
+      expect(errors[0]?.variable).toBe("security.trustProxy");
+    }
   });
 
   it("brackets an IPv6 host in the default base URL and keeps an explicit one", () => {
@@ -106,6 +144,16 @@ const BAD: Array<[string, NodeJS.ProcessEnv, Record<string, string>?]> = [
   ["--host", {}, { host: "" }],
   ["HOST", { HOST: "bad host" }],
   ["SERVICE_TRUST_PROXY", { SERVICE_TRUST_PROXY: "sometimes" }],
+  ["SERVICE_TRUST_PROXY", { SERVICE_TRUST_PROXY: "33" }],
+  ["SERVICE_TRUST_PROXY", { SERVICE_TRUST_PROXY: "-1" }],
+  ["SERVICE_TRUST_PROXY", { SERVICE_TRUST_PROXY: "1.5" }],
+  ["SERVICE_TRUST_PROXY", { SERVICE_TRUST_PROXY: "loopback, bogus" }],
+  ["SERVICE_TRUST_PROXY", { SERVICE_TRUST_PROXY: "0.0.0.0/0" }],
+  ["SERVICE_TRUST_PROXY", { SERVICE_TRUST_PROXY: "10.0.0.0/33" }],
+  ["SERVICE_TRUST_PROXY", { SERVICE_TRUST_PROXY: "2001:db8::/129" }],
+  ["SERVICE_TRUST_PROXY", { SERVICE_TRUST_PROXY: "10.0.0.0/255.0.0.0" }],
+  ["SERVICE_TRUST_PROXY", { SERVICE_TRUST_PROXY: "fe80::1%eth0" }],
+  ["SERVICE_TRUST_PROXY", { SERVICE_TRUST_PROXY: ", ," }],
   ["SERVICE_LOG_LEVEL", { SERVICE_LOG_LEVEL: "loud" }],
   ["SERVICE_BASE_URL", { SERVICE_BASE_URL: "not a url" }],
   ["SERVICE_BASE_URL", { SERVICE_BASE_URL: "ftp://files.example" }],

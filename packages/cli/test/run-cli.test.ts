@@ -347,7 +347,9 @@ describe("vellum serve", () => {
   it("refuses to start on bad configuration without touching the data directory", async () => {
     const { code, cwd } = await run(["serve"], { env: { SERVICE_TRUST_PROXY: "sometimes" } });
     expect(code).toBe(2);
-    expect(stderr()).toEqual(["vellum: SERVICE_TRUST_PROXY: 'sometimes' is not true, false or a number of proxy hops"]);
+    expect(stderr()).toEqual([
+      "vellum: SERVICE_TRUST_PROXY: 'sometimes' is not a proxy name, IP address or CIDR (expected false, true, a hop count, or a comma list of loopback, linklocal, uniquelocal, addresses and CIDRs)",
+    ]);
     expect(servers).toEqual([]);
     expect(existsSync(join(cwd, "data"))).toBe(false);
   });

@@ -4,14 +4,21 @@ import type { DatabaseConfig } from "./db/types.js";
 import type { AnyVellumPlugin } from "./plugin/define.js";
 import type { LockoutOptions } from "./security/lockout.js";
 import type { RateLimitStore } from "./security/rate-limit.js";
+import type { TrustProxySetting } from "./security/trust-proxy.js";
 
 export interface SecurityConfig {
   /** Bearer key for writes. Without one every write answers 401 and `/health/security` says so. */
   apiKey?: string;
   /** HMAC secret for the signed double-submit CSRF cookie. Default: generated once into `<dataDir>/settings/csrf-secret` (0600). */
   csrfSecret?: string;
-  /** `false` (default): the socket address is the client IP. `true` or a hop count: read `X-Forwarded-For`. */
-  trustProxy?: boolean | number;
+  /**
+   * Which socket peers are trusted proxies, whose `X-Forwarded-For` names the client (see `TrustProxySetting`).
+   * `false` (default): the socket address is the client IP. A hop count `n`: the `n`-th address from
+   * the right, counting the peer (only safe when the port is reachable through the proxies alone).
+   * Names and CIDRs (`loopback`, `linklocal`, `uniquelocal`, `10.0.0.0/8`, `2001:db8::/32`, a single
+   * address; a comma list or an array): trust those peers only. `true` means `loopback`.
+   */
+  trustProxy?: TrustProxySetting;
   lockout?: Partial<LockoutOptions>;
   /** Where rate-limit and lockout counters live; memory by default (Redis later for scale-out). */
   rateLimitStore?: RateLimitStore;

@@ -32,6 +32,7 @@ import { queueMigrations } from "./queue/migrations.js";
 import { Scheduler } from "./scheduler.js";
 import { MIN_API_KEY_LENGTH } from "./security/api-key.js";
 import { assignClientAddress, clientIp } from "./security/client-ip.js";
+import { compileTrustProxy } from "./security/trust-proxy.js";
 import { type CsrfTokens, createCsrfTokens } from "./security/csrf.js";
 import { registerCsrfRoute } from "./security/csrf-route.js";
 import { LockoutTracker } from "./security/lockout.js";
@@ -48,6 +49,7 @@ export type { MigrateOutcome, Vellum } from "./instance.js";
 export function createVellum(input: VellumConfig): Vellum {
   if (!input.dataDir) throw CoreErrors.configInvalid(["dataDir", "a data directory is required"]);
   const config: VellumConfig = { ...input };
+  const trustProxy = compileTrustProxy(config.security?.trustProxy);
   const logger = config.logger ?? createConsola({ level: config.logLevel ?? 3 }).withTag("vellum");
   const metrics = createMetrics();
   const coreMetrics = registerCoreMetrics(metrics);
@@ -98,7 +100,7 @@ export function createVellum(input: VellumConfig): Vellum {
     lockout,
     apiKey,
     csrf: () => csrf,
-    trustProxy: config.security?.trustProxy ?? false,
+    trustProxy,
     features,
     metrics: coreMetrics,
     logger: logger.withTag("http"),
@@ -130,12 +132,12 @@ export function createVellum(input: VellumConfig): Vellum {
       apiKeyConfigured: Boolean(apiKey),
       apiKeyStrong: Boolean(apiKey && apiKey.length >= MIN_API_KEY_LENGTH),
       csrfEnabled: true,
-      trustProxy: config.security?.trustProxy ?? false,
+      trustProxy: trustProxy.description,
       lockout: lockout.options,
       activeLockouts: () => lockout.active(),
       checkKey: (event) => pipeline.checkKey(event),
     },
-    clientIp: (event) => clientIp(event, config.security?.trustProxy ?? false),
+    clientIp: (event) => clientIp(event, trustProxy),
     inFlight: () => inFlight,
   };
   const scheduler = new Scheduler({

@@ -200,7 +200,7 @@ describe("rate limits", () => {
   });
 
   it("takes the client IP from X-Forwarded-For only when trusting a proxy, counting hops from the right", async () => {
-    await boot({ security: { trustProxy: true } });
+    await boot({ security: { trustProxy: 1 } });
     const from = (xff: string) =>
       t.fetch("/api/v1/limited", { clientAddress: "10.0.0.1", headers: { "x-forwarded-for": xff } });
     for (let i = 0; i < 3; i++) expect((await from(`1.1.1.${i}, 192.0.2.9`)).status).toBe(200);

@@ -10,6 +10,7 @@ import { CSRF_COOKIE, CSRF_HEADER, type CsrfTokens, csrfMatches } from "../secur
 import type { LockoutTracker } from "../security/lockout.js";
 import { createProxyHint } from "../security/proxy-hint.js";
 import { type RateLimitStore, takeToken } from "../security/rate-limit.js";
+import type { TrustProxy } from "../security/trust-proxy.js";
 import type { CorsPolicy } from "./cors.js";
 import { codeForStatus, errorResponse } from "./envelope.js";
 import { isReply } from "./json.js";
@@ -31,7 +32,8 @@ export interface PipelineDeps {
   apiKey: string | undefined;
   /** Available once the instance has initialised (the secret may come from storage). */
   csrf(): CsrfTokens | undefined;
-  trustProxy: boolean | number;
+  /** Compiled once by `createVellum` (`compileTrustProxy`). */
+  trustProxy: TrustProxy;
   features: ReadonlySet<string>;
   metrics: CoreMetrics;
   logger: ConsolaInstance;
@@ -189,7 +191,8 @@ export function createPipeline(deps: PipelineDeps) {
   function onRequest(event: H3Event): void {
     event.context.requestId = resolveRequestId(event.req.headers.get("x-request-id"));
     event.context.startedAt = performance.now();
-    if (deps.trustProxy === false) proxyHint(socketAddress(event), event.req.headers.get("x-forwarded-for"));
+    if (deps.trustProxy.description === false)
+      proxyHint(socketAddress(event), event.req.headers.get("x-forwarded-for"));
   }
 
   function onError(error: HTTPError, event: H3Event): Response {

@@ -1,5 +1,6 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { answerClientError } from "./client-error.js";
 import { createNodeListener, type FetchTarget } from "./handler.js";
 
 export interface ListenOptions {
@@ -27,6 +28,7 @@ export interface Listenable extends FetchTarget {
 export async function listen(vellum: Listenable, options: ListenOptions = {}): Promise<VellumServer> {
   await vellum.ready();
   const server = createServer(createNodeListener(vellum));
+  server.on("clientError", answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 3000, options.host ?? "127.0.0.1", () => {

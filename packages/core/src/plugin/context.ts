@@ -10,6 +10,7 @@ import type { HealthComponent, RegisteredComponent } from "../health/components.
 import type { VellumHookApi } from "../hooks/hooks.js";
 import type { KeyCheck, LifecycleState } from "../http/pipeline.js";
 import type { PluginRouter, RouteRecord } from "../http/routes.js";
+import type { TrustProxyDescription } from "../security/trust-proxy.js";
 import type { VellumMetrics } from "../metrics/metrics.js";
 import type { PluginQueue } from "../queue/plugin-queue.js";
 import type { QueueStats } from "../queue/types.js";
@@ -35,7 +36,8 @@ export interface KernelInfo {
     apiKeyConfigured: boolean;
     apiKeyStrong: boolean;
     csrfEnabled: boolean;
-    trustProxy: boolean | number;
+    /** `security.trustProxy` in plain form: `false`, a hop count, or the trusted names and CIDRs (`true` is `["loopback"]`). */
+    trustProxy: TrustProxyDescription;
     lockout: LockoutOptions;
     activeLockouts(): Promise<number>;
     /**

@@ -37,7 +37,7 @@ export function createProxyHint(logger: ConsolaInstance): (peer: string | undefi
     if (warned || forwarded === null || peer === undefined || !fromProxyRange(peer)) return;
     warned = true;
     logger.warn(
-      `requests carry X-Forwarded-For from ${peer} while SERVICE_TRUST_PROXY is off: behind a reverse proxy, every client shares its address for rate limits and lockouts; set SERVICE_TRUST_PROXY to the number of proxies`,
+      `requests carry X-Forwarded-For from ${peer} while SERVICE_TRUST_PROXY is off: behind a reverse proxy, every client shares its address for rate limits and lockouts; set SERVICE_TRUST_PROXY to the proxies' addresses (loopback, uniquelocal, a CIDR list) or their number`,
     );
   };
 }

@@ -1,6 +1,10 @@
+import { LRUCache } from "lru-cache";
+import { rateKey } from "./rate-key.js";
+
 /**
  * Counters for rate limits and lockouts. The memory store serves one process; a Redis store with
- * the same interface will serve several (scale-out).
+ * the same interface will serve several (scale-out). Keys are namespaced: the text up to and
+ * including the first `:` (`rl:`, `authfail:`, `lock:`) is the key's namespace.
  */
 export interface RateLimitStore {
   /** Adds one to the fixed-window counter `key`; the window starts at the first hit. */
@@ -11,82 +15,153 @@ export interface RateLimitStore {
   getFlag(key: string): Promise<number | undefined>;
   /** Removes a counter or flag. */
   delete(key: string): Promise<void>;
-  /** Number of live flags whose key starts with `prefix`. */
+  /**
+   * Number of live flags in the namespace `prefix` (`"lock:"`). Called on every
+   * `/health/security`, so it must not walk the store: keep a count per namespace (the memory
+   * store does; a Redis store can keep a sorted set per namespace scored by expiry).
+   */
   countFlags(prefix: string): Promise<number>;
   close?(): Promise<void>;
 }
+
+export interface MemoryRateLimitStoreOptions {
+  /**
+   * Most counters held at once (default 100,000: about 30 MB). Past it the least recently used
+   * counter is dropped; it restarts at zero if its client comes back.
+   */
+  maxEntries?: number;
+  /** Most flags (lockouts) held at once (default 10,000); kept apart so counters cannot evict them. */
+  maxFlags?: number;
+  /** How often expired counters are dropped (default every 60 s); the bound holds regardless. */
+  sweepEveryMs?: number;
+}
+
+export const DEFAULT_MAX_ENTRIES = 100_000;
+export const DEFAULT_MAX_FLAGS = 10_000;
 
 interface Entry {
   count: number;
   expiresAt: number;
 }
 
-/** In-process store; expired entries are dropped lazily and by a periodic sweep. */
+/** The cache's clock is `Date.now()`, like the `resetAt` and flag expiry times the store reports. */
+const wallClock = { now: () => Date.now() };
+
+const namespaceOf = (key: string) => key.slice(0, key.indexOf(":") + 1);
+
+/**
+ * In-process store, bounded: counters and flags live in two LRU caches (`lru-cache`), each with
+ * its own entry limit and per-entry TTL. Live flags are counted per namespace as they are set,
+ * expire, get deleted or evicted, so `countFlags` is O(1).
+ */
 export class MemoryRateLimitStore implements RateLimitStore {
-  readonly #entries = new Map<string, Entry>();
+  readonly maxEntries: number;
+  readonly maxFlags: number;
+  readonly #counters: LRUCache<string, Entry>;
+  readonly #flags: LRUCache<string, Entry>;
+  readonly #flagCounts = new Map<string, number>();
   readonly #sweep: NodeJS.Timeout;
 
-  constructor(sweepEveryMs = 60_000) {
-    this.#sweep = setInterval(() => this.#dropExpired(Date.now()), sweepEveryMs);
+  constructor(options: MemoryRateLimitStoreOptions = {}) {
+    this.maxEntries = positive(options.maxEntries, DEFAULT_MAX_ENTRIES, "maxEntries");
+    this.maxFlags = positive(options.maxFlags, DEFAULT_MAX_FLAGS, "maxFlags");
+    this.#counters = new LRUCache<string, Entry>({ max: this.maxEntries, perf: wallClock, ttlResolution: 0 });
+    this.#flags = new LRUCache<string, Entry>({
+      max: this.maxFlags,
+      perf: wallClock,
+      ttlResolution: 0,
+      // One unref'd timer per flag drops it when it expires, so the count goes down on time.
+      ttlAutopurge: true,
+      // Every way a flag leaves (expiry, eviction, delete, overwrite, clear) passes here once.
+      dispose: (_value, key) => this.#addFlag(namespaceOf(key), -1),
+    });
+    this.#sweep = setInterval(() => this.#counters.purgeStale(), options.sweepEveryMs ?? 60_000);
     this.#sweep.unref();
   }
 
-  #live(key: string, now: number): Entry | undefined {
-    const entry = this.#entries.get(key);
-    if (entry && entry.expiresAt <= now) {
-      this.#entries.delete(key);
-      return undefined;
-    }
-    return entry;
+  /** Counters and flags held right now, expired ones not yet dropped included (never above the bounds). */
+  get size(): number {
+    return this.#counters.size + this.#flags.size;
   }
 
-  #dropExpired(now: number): void {
-    for (const [key, entry] of this.#entries) if (entry.expiresAt <= now) this.#entries.delete(key);
+  #addFlag(namespace: string, delta: number): void {
+    const n = (this.#flagCounts.get(namespace) ?? 0) + delta;
+    if (n > 0) this.#flagCounts.set(namespace, n);
+    else this.#flagCounts.delete(namespace);
   }
 
   async increment(key: string, windowMs: number) {
     const now = Date.now();
-    const entry = this.#live(key, now) ?? { count: 0, expiresAt: now + windowMs };
+    // `get` marks the counter recently used; a counter keeps the expiry of its first hit.
+    let entry = this.#counters.get(key);
+    if (!entry || entry.expiresAt <= now) {
+      entry = { count: 0, expiresAt: now + windowMs };
+      this.#counters.set(key, entry, { ttl: windowMs });
+    }
     entry.count += 1;
-    this.#entries.set(key, entry);
     return { count: entry.count, resetAt: entry.expiresAt };
   }
 
   async setFlag(key: string, ttlMs: number) {
-    this.#entries.set(key, { count: 1, expiresAt: Date.now() + ttlMs });
+    if (!(ttlMs > 0)) {
+      // Already expired (and a TTL of 0 would mean "forever" to the cache).
+      this.#flags.delete(key);
+      return;
+    }
+    // A new object each time: overwriting a flag disposes the old one (-1) before this one counts (+1).
+    this.#flags.set(key, { count: 1, expiresAt: Date.now() + ttlMs }, { ttl: ttlMs });
+    this.#addFlag(namespaceOf(key), 1);
   }
 
   async getFlag(key: string) {
-    return this.#live(key, Date.now())?.expiresAt;
+    const entry = this.#flags.get(key);
+    if (!entry) return undefined;
+    if (entry.expiresAt > Date.now()) return entry.expiresAt;
+    this.#flags.delete(key); // expired, its purge timer not run yet
+    return undefined;
   }
 
   async delete(key: string) {
-    this.#entries.delete(key);
+    this.#counters.delete(key);
+    this.#flags.delete(key);
   }
 
   async countFlags(prefix: string) {
+    if (prefix === namespaceOf(prefix) && prefix.length > 0) return this.#flagCounts.get(prefix) ?? 0;
+    // Not a namespace: walk the flags (at most `maxFlags`).
     const now = Date.now();
     let n = 0;
-    for (const [key, entry] of this.#entries) if (key.startsWith(prefix) && entry.expiresAt > now) n++;
+    for (const [key, entry] of this.#flags.entries()) if (key.startsWith(prefix) && entry.expiresAt > now) n++;
     return n;
   }
 
   async close() {
     clearInterval(this.#sweep);
-    this.#entries.clear();
+    this.#counters.clear();
+    this.#flags.clear();
   }
 }
 
+function positive(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1)
+    throw new TypeError(`MemoryRateLimitStore: ${name} must be a positive integer`);
+  return value;
+}
+
 export interface RateLimitRule {
-  /** Bucket name (a route family); counters are per bucket and client IP. */
+  /** Bucket name (a route family); counters are per bucket and client (see `rateKey`). */
   name: string;
   limit: number;
   windowMs: number;
 }
 
-/** Counts one request of `client` against `rule`: whether it is allowed, and the counters to send. */
+/**
+ * Counts one request of `client` against `rule`: whether it is allowed, and the counters to send.
+ * The counter is per `rateKey(client)`: per IPv4 address, per IPv6 /64.
+ */
 export async function takeToken(store: RateLimitStore, rule: RateLimitRule, client: string) {
-  const { count, resetAt } = await store.increment(`rl:${rule.name}:${client}`, rule.windowMs);
+  const { count, resetAt } = await store.increment(`rl:${rule.name}:${rateKey(client)}`, rule.windowMs);
   const resetSeconds = Math.max(1, Math.ceil((resetAt - Date.now()) / 1000));
   return { allowed: count <= rule.limit, limit: rule.limit, remaining: Math.max(0, rule.limit - count), resetSeconds };
 }
