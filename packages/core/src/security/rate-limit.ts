@@ -70,8 +70,6 @@ export class MemoryRateLimitStore implements RateLimitStore {
       max: this.maxFlags,
       perf: wallClock,
       ttlResolution: 0,
-      // One unref'd timer per flag drops it when it expires, so the count goes down on time.
-      ttlAutopurge: true,
       // Every way a flag leaves (expiry, eviction, delete, overwrite, clear) passes here once.
       dispose: (_value, key) => this.#addFlag(namespaceOf(key), -1),
     });
@@ -109,8 +107,23 @@ export class MemoryRateLimitStore implements RateLimitStore {
       return;
     }
     // A new object each time: overwriting a flag disposes the old one (-1) before this one counts (+1).
-    this.#flags.set(key, { count: 1, expiresAt: Date.now() + ttlMs }, { ttl: ttlMs });
+    const entry: Entry = { count: 1, expiresAt: Date.now() + ttlMs };
+    this.#flags.set(key, entry, { ttl: ttlMs });
     this.#addFlag(namespaceOf(key), 1);
+    this.#expireLater(key, entry, ttlMs);
+  }
+
+  /**
+   * One unref'd timer per flag drops it once it has expired, so the count goes down on time. A
+   * timer can fire a little before the wall clock says the flag expired: it then waits again.
+   */
+  #expireLater(key: string, entry: Entry, delayMs: number): void {
+    setTimeout(() => {
+      if (this.#flags.peek(key, { allowStale: true }) !== entry) return;
+      const left = entry.expiresAt - Date.now();
+      if (left > 0) this.#expireLater(key, entry, left);
+      else this.#flags.delete(key);
+    }, delayMs).unref();
   }
 
   async getFlag(key: string) {
