@@ -35,7 +35,9 @@ async function fingerprint(count) {
  * Seeds `count` articles through the plugin's own write path: an in-process Vellum with the
  * default plugins (so search indexes them too, as `vellum serve` would) takes every create through
  * `vellum.fetch` (auth, CSRF, validation, sanitizing, group-committed enqueue) and its queue
- * worker applies them. No sockets, 512 creates in flight; nothing bypasses the plugin.
+ * worker applies them. No sockets, 512 creates in flight; nothing bypasses the plugin. The
+ * articles plugin's back-pressure bound is raised for the seed: it enqueues far faster than a
+ * worker applies, and would otherwise be refused past 50,000 waiting creates.
  * Returns a cursor `deepPages` pages of 100 deep, for the deep-cursor read.
  */
 async function seed({ dataDir, apiKey, count, deepPages }) {
@@ -43,6 +45,7 @@ async function seed({ dataDir, apiKey, count, deepPages }) {
   const vellum = createVellum({
     dataDir,
     plugins: defaultPlugins(),
+    pluginOptions: { articles: { maxQueued: count + 1 } },
     security: { apiKey },
     logLevel: 1,
     accessLog: false,
