@@ -1,5 +1,4 @@
-import { type Parsed, parseList } from "@vellum/core";
-import { isIP } from "node:net";
+import { type Parsed, parseList, trustEntryProblem } from "@vellum/core";
 import { LogLevels } from "consola";
 
 const ok = <T>(value: T): Parsed<T> => ({ ok: true, value });
@@ -21,26 +20,8 @@ export function parseRequired(text: string): Parsed<string> {
 
 const TRUE = new Set(["true", "yes", "on"]);
 const FALSE = new Set(["false", "no", "off"]);
-const TRUST_NAMES = new Set(["loopback", "linklocal", "uniquelocal"]);
-const PREFIX = /^\d{1,3}$/;
 const TRUST_EXPECTED =
   "false, true, a hop count, or a comma list of loopback, linklocal, uniquelocal, addresses and CIDRs";
-
-/** Why one entry of a trusted-proxy list is unusable (the kernel's `security.trustProxy` accepts the same). */
-function trustEntryProblem(entry: string): string | undefined {
-  if (TRUST_NAMES.has(entry)) return undefined;
-  const slash = entry.lastIndexOf("/");
-  const address = slash === -1 ? entry : entry.slice(0, slash);
-  const family = address.includes("%") ? 0 : isIP(address);
-  if (family === 0) return `'${entry}' is not a proxy name, IP address or CIDR`;
-  if (slash === -1) return undefined;
-  const prefix = entry.slice(slash + 1);
-  const max = family === 4 ? 32 : 128;
-  if (!PREFIX.test(prefix) || Number(prefix) < 1 || Number(prefix) > max) {
-    return `'${entry}' has no prefix length between 1 and ${max}`;
-  }
-  return undefined;
-}
 
 /**
  * `false` / `0` (nobody), a hop count, `true` (= `loopback`: one proxy on this host), or a comma list of

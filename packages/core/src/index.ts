@@ -37,7 +37,7 @@ export type { DeliveryHandler, JobRecord, JobStatus, ProcessOptions } from "./qu
 export type { QueueStats, TransactionalHandler } from "./queue/types.js";
 export { MIN_API_KEY_LENGTH } from "./security/api-key.js";
 export { clientIp, isLoopback } from "./security/client-ip.js";
-export { compileTrustProxy, describeTrustProxy } from "./security/trust-proxy.js";
+export { compileTrustProxy, describeTrustProxy, trustEntryProblem } from "./security/trust-proxy.js";
 export type { TrustProxy, TrustProxyDescription, TrustProxySetting } from "./security/trust-proxy.js";
 export type { LockoutOptions } from "./security/lockout.js";
 export { MemoryRateLimitStore, type RateLimitRule, type RateLimitStore } from "./security/rate-limit.js";

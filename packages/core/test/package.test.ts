@@ -50,6 +50,7 @@ describe("public exports", () => {
         "settingDefaults",
         "sql",
         "text",
+        "trustEntryProblem",
         "validationFailed",
         "walkFiles",
       ]
