@@ -191,8 +191,9 @@ export function createPipeline(deps: PipelineDeps) {
   function onRequest(event: H3Event): void {
     event.context.requestId = resolveRequestId(event.req.headers.get("x-request-id"));
     event.context.startedAt = performance.now();
-    if (deps.trustProxy.description === false)
-      proxyHint(socketAddress(event), event.req.headers.get("x-forwarded-for"));
+    if (proxyHint.pending && deps.trustProxy.description === false) {
+      proxyHint.check(socketAddress(event), event.req.headers.get("x-forwarded-for"));
+    }
   }
 
   function onError(error: HTTPError, event: H3Event): Response {
