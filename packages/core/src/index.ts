@@ -1,11 +1,14 @@
 /** Kysely's SQL template and types, so plugins build queries with the kernel's own copy. */
 export { type CompiledQuery, type Kysely, sql, type Transaction } from "kysely";
+/** h3's event type, so plugins type their handlers without depending on h3 themselves. */
+export type { H3Event } from "h3";
 export { defineConfig, type SecurityConfig, type VellumConfig } from "./config.js";
+export { checkSlug, SLUG_PATTERN } from "./content/slug.js";
 export { migrationChecksum, migrationTableName } from "./db/migrations.js";
 export type { AppliedMigration, Migration, MigrationDrift, MigrationResult } from "./db/migrations.js";
 export type { MigrationSet, MigrationStatus } from "./db/migrations.js";
 export { PreparedColumn, PreparedQuery } from "./db/prepared.js";
-export type { DatabaseConfig, DatabaseOps, JobsTable, KernelTables, SqliteOptions } from "./db/types.js";
+export type { DatabaseConfig, DatabaseOps, JobsTable, KernelTables, QueryListener, SqliteOptions } from "./db/types.js";
 export { type CommitFlush, type CommitHookName, collectForCommit, type Write } from "./db/write.js";
 export { API_ERROR_DESCRIPTIONS, API_ERROR_STATUS, ApiError, validationFailed } from "./errors/api-error.js";
 export type { ApiErrorCode, ApiErrorDetail } from "./errors/api-error.js";
@@ -21,7 +24,9 @@ export { isReply, json, Reply, rawJson, text } from "./http/json.js";
 export { intQuery, pathParam } from "./http/params.js";
 export type { KeyCheck, LifecycleState } from "./http/pipeline.js";
 export { requestId } from "./http/request-id.js";
-export type { HttpMethod, PluginRouter, RouteHandler, RouteMeta, RouteRecord } from "./http/routes.js";
+export { matchedRoute } from "./http/routes.js";
+export type { HttpMethod, MatchedRoute, PluginRouter, RouteHandler, RouteMeta, RouteRecord } from "./http/routes.js";
+export type { PreparedResponse, Shortcut, ShortcutRequest } from "./http/shortcuts.js";
 export type { VellumMetrics } from "./metrics/metrics.js";
 export { declaredCommands, matchCommand } from "./plugin/commands.js";
 export type { CommandHandler, CommandIO, DeclaredCommand } from "./plugin/commands.js";

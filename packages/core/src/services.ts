@@ -14,6 +14,8 @@ export interface ArticlesService {
   count(): Promise<number>;
   /** Latest `updated_at` over all articles (ISO string), or null when there are none. */
   latestChange(): Promise<string | null>;
+  /** The cache tags of every response that shows the article `slug` (its page, the list, its tags' pages). */
+  cacheTags(slug: string): Promise<string[]>;
 }
 
 /**

@@ -14,7 +14,9 @@ import { createCorsPolicy } from "./http/cors.js";
 import { errorsPage } from "./http/errors-page.js";
 import { createPipeline, type LifecycleState } from "./http/pipeline.js";
 import { requestId } from "./http/request-id.js";
+import { createRequestObserver } from "./http/observe.js";
 import { RouteTable } from "./http/routes.js";
+import { Shortcuts } from "./http/shortcuts.js";
 import { LifecycleCallbacks, once, withTimeout } from "./internal/lifecycle.js";
 import { createPluginContext, type KernelParts } from "./internal/plugin-context.js";
 import { registerQueueMetrics } from "./internal/queue-metrics.js";
@@ -92,19 +94,26 @@ export function createVellum(input: VellumConfig): Vellum {
     onError: (error, event) => pipeline.onError(error, event),
   });
   const routes = new RouteTable(app);
+  const cors = createCorsPolicy(config.corsOrigins ?? []);
+  const observe = createRequestObserver(coreMetrics, logger.withTag("http"), config.accessLog ?? true);
+  const shortcuts = new Shortcuts({
+    ready: () => state === "ready",
+    cors,
+    observe,
+    report: (error, plugin) => captureError(error, { plugin, tags: { step: "shortcut" } }),
+  });
   const pipeline = createPipeline({
     state: () => state,
     routes,
-    cors: createCorsPolicy(config.corsOrigins ?? []),
+    cors,
     store,
     lockout,
     apiKey,
     csrf: () => csrf,
     trustProxy,
     features,
-    metrics: coreMetrics,
     logger: logger.withTag("http"),
-    accessLog: config.accessLog ?? true,
+    observe,
     secureCookies: (config.baseUrl ?? "").startsWith("https:"),
     debug: config.debug ?? false,
     bus,
@@ -160,7 +169,7 @@ export function createVellum(input: VellumConfig): Vellum {
     mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
     const sqlite = config.database?.sqlite ?? { path: join(config.dataDir, "db", "vellum.sqlite") };
     if (sqlite.path !== ":memory:") mkdirSync(dirname(sqlite.path), { recursive: true, mode: 0o700 });
-    database = await openSqlite(sqlite);
+    database = await openSqlite(sqlite, config.database?.onQuery);
     await restrictDataDir(config.dataDir, sqlite.path === ":memory:" ? undefined : sqlite.path);
     const db = database.kysely;
     migrations = new MigrationRunner(db);
@@ -191,6 +200,7 @@ export function createVellum(input: VellumConfig): Vellum {
       queue,
       scheduler,
       routes,
+      shortcuts,
       migrations,
       services,
       lifecycle,
@@ -278,6 +288,8 @@ export function createVellum(input: VellumConfig): Vellum {
     storage: storage.root,
     async fetch(request, options) {
       if (options?.clientAddress) assignClientAddress(request, options.clientAddress);
+      const prepared = shortcuts.fetch(request);
+      if (prepared) return prepared;
       inFlight++;
       try {
         return await app.fetch(request);
@@ -301,6 +313,7 @@ export function createVellum(input: VellumConfig): Vellum {
       return (await commands.get(name)(io)) ?? 0;
     },
     handles: (pathname) => routes.allowed(pathname).length > 0,
+    shortcut: (req, res) => shortcuts.node(req, res),
     get handler() {
       handler ??= createNodeListener(instance);
       return handler;

@@ -75,7 +75,7 @@ describe("hook declarations", () => {
       subscriber("typo", "article:afterCreated", () => void calls.push("afterCreated"), { optional: true }),
     ];
     t = await createTestVellum({ plugins: plugins() });
-    await t.vellum.hooks.callHook("article:afterCreate", { article, context: {} });
+    await t.vellum.hooks.callHook("article:afterCreate", { article, cacheTags: [], context: {} });
     expect(calls).toEqual([]);
     await t.close();
 
@@ -108,7 +108,7 @@ describe("hook declarations", () => {
       .db()
       .transaction()
       .execute(async (trx) => {
-        const call = hooks.callHook("article:commit", { op: "create", article, trx, context: {} });
+        const call = hooks.callHook("article:commit", { op: "create", article, cacheTags: [], trx, context: {} });
         await expect(call).rejects.toMatchObject({ code: "VELLUM_HOOK_COMMIT_CALL" });
       });
   });
@@ -177,11 +177,11 @@ describe("after-commit hooks", () => {
       plugins: [notesPlugin(), subscriber("counter", "article:afterCreate", () => void calls++)],
     });
     const hooks = t.vellum.hooks;
-    await hooks.callHook("article:afterCreate", { article, context: {} });
+    await hooks.callHook("article:afterCreate", { article, cacheTags: [], context: {} });
     expect(calls).toBe(1);
     await t.close();
     t = undefined;
-    await hooks.callHook("article:afterCreate", { article, context: {} });
+    await hooks.callHook("article:afterCreate", { article, cacheTags: [], context: {} });
     expect(calls).toBe(1);
   });
 });

@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import type { AnyVellumPlugin } from "@vellum/core";
 import { articles } from "@vellum/plugin-articles";
+import { cache } from "@vellum/plugin-cache";
 import { health } from "@vellum/plugin-health";
 import { search } from "@vellum/plugin-search";
 
@@ -14,6 +15,7 @@ export { defineConfig, definePlugin } from "@vellum/core";
 const firstPartyPlugins: Array<() => AnyVellumPlugin> = [
   articles,
   search,
+  cache,
   () => health({ expect: ["search", "webhooks", "backup"] }),
 ];
 
@@ -26,7 +28,7 @@ export function defaultPlugins(): AnyVellumPlugin[] {
  * The namespaces of contract §2's variables, passed to the CLI as `settingPrefixes`: a set variable in one of
  * them that no installed plugin declares is reported with a warning.
  */
-export const settingPrefixes: string[] = ["SERVICE_", "STORAGE_", "MEDIA_", "BACKUP_"];
+export const settingPrefixes: string[] = ["SERVICE_", "STORAGE_", "MEDIA_", "BACKUP_", "CACHE_"];
 
 /** This package's version, reported by `vellum --version` and in `/health`. */
 export const version: string = (createRequire(import.meta.url)("../package.json") as { version: string }).version;

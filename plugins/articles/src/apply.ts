@@ -1,4 +1,5 @@
 import type { ArticleRecord, JobRecord, OperationContext, VellumPluginContext, Write } from "@vellum/core";
+import { changeTags } from "./cache-tags.js";
 import { type ClaimDeps, releaseDeadClaim } from "./claims.js";
 import { ArticleErrors } from "./errors.js";
 import { CREATE_JOB } from "./intake.js";
@@ -58,9 +59,10 @@ export class ArticleApplier {
     };
     if (!(await this.#deps.store.insertClaimed(w.trx, article))) return;
     const context: OperationContext = { jobId: job.id };
-    await w.commit("article:commit", { op: "create", article, context });
+    const cacheTags = changeTags(article);
+    await w.commit("article:commit", { op: "create", article, cacheTags, context });
     w.afterCommit(() => this.#onApplied((Date.now() - Date.parse(job.created_at)) / 1000));
-    w.after("article:afterCreate", { article, context });
+    w.after("article:afterCreate", { article, cacheTags, context });
   }
 
   /**
@@ -100,8 +102,9 @@ export class ArticleApplier {
       }
       next.updated_at = nextTimestamp(previous.updated_at);
       await store.update(w.trx, next);
-      await w.commit("article:commit", { op: "update", article: next, previous, context });
-      w.after("article:afterUpdate", { article: next, previous, context });
+      const cacheTags = changeTags(next, previous);
+      await w.commit("article:commit", { op: "update", article: next, previous, cacheTags, context });
+      w.after("article:afterUpdate", { article: next, previous, cacheTags, context });
       return next;
     });
   }
@@ -112,8 +115,9 @@ export class ArticleApplier {
       const previous = await this.#deps.store.bySlug(w.trx, slug);
       if (!previous) throw ArticleErrors.notFound();
       await this.#deps.store.delete(w.trx, previous.id);
-      await w.commit("article:commit", { op: "delete", article: previous, context });
-      w.after("article:afterDelete", { article: previous, context });
+      const cacheTags = changeTags(previous);
+      await w.commit("article:commit", { op: "delete", article: previous, cacheTags, context });
+      w.after("article:afterDelete", { article: previous, cacheTags, context });
     });
   }
 }

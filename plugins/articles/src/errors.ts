@@ -2,11 +2,6 @@ import { ApiError } from "@vellum/core";
 
 /** Client errors of the articles routes, each mapped to its contract §3 code. */
 export const ArticleErrors = {
-  invalidSlug: () =>
-    new ApiError(
-      "invalid_slug",
-      "The slug must be lowercase alphanumeric with hyphens or underscores, 1 to 200 characters.",
-    ),
   notFound: () => new ApiError("not_found", "No such article."),
   slugConflict: (slug: string) =>
     new ApiError("slug_conflict", `The slug '${slug}' belongs to another article or to a queued write.`),

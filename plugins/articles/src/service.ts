@@ -1,4 +1,5 @@
 import type { ArticlesService } from "@vellum/core";
+import { articleTag, changeTags } from "./cache-tags.js";
 import type { ArticleStore } from "./store.js";
 import type { Db } from "./tables.js";
 
@@ -22,5 +23,9 @@ export function createArticlesService(db: Db, store: ArticleStore): ArticlesServ
     },
     count: () => store.count(db),
     latestChange: () => store.latestChange(db),
+    async cacheTags(slug) {
+      const article = await store.bySlug(db, slug);
+      return article ? changeTags(article) : [articleTag(slug)];
+    },
   };
 }

@@ -1,7 +1,6 @@
-import { type ApiErrorDetail, validationFailed } from "@vellum/core";
+import { type ApiErrorDetail, checkSlug, validationFailed } from "@vellum/core";
 import { ArticleErrors } from "./errors.js";
 
-export const SLUG_PATTERN = /^[a-z0-9_-]{1,200}$/;
 /** Article and job ids: ULIDs in Crockford base32. */
 export const ULID_PATTERN = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 export const TITLE_MAX_CHARS = 300;
@@ -21,12 +20,6 @@ export type ArticlePatch = Partial<ArticleInput>;
 
 /** Length in code points, so an emoji counts as one character. */
 const chars = (value: string) => [...value].length;
-
-/** A slug from a body or a path; anything outside `^[a-z0-9_-]{1,200}$` is `invalid_slug`. */
-export function checkSlug(value: string): string {
-  if (!SLUG_PATTERN.test(value)) throw ArticleErrors.invalidSlug();
-  return value;
-}
 
 type Reader<T> = (value: unknown, details: ApiErrorDetail[]) => T | undefined;
 

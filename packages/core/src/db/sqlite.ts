@@ -1,9 +1,9 @@
 import { statSync } from "node:fs";
 import type BetterSqlite3Module from "better-sqlite3";
-import { Kysely, SqliteDialect, sql } from "kysely";
+import { Kysely, type LogEvent, SqliteDialect, sql } from "kysely";
 import { VellumError } from "../errors/vellum-error.js";
 import { withStatementCache } from "./statement-cache.js";
-import type { DatabaseOps, SqliteOptions, VellumDatabase } from "./types.js";
+import type { DatabaseOps, QueryListener, SqliteOptions, VellumDatabase } from "./types.js";
 
 type BetterSqlite3 = typeof BetterSqlite3Module;
 
@@ -32,7 +32,7 @@ function fileSize(path: string): number {
 }
 
 /** Opens a SQLite file in WAL mode with a busy timeout and foreign keys, wrapped in Kysely. */
-export async function openSqlite(options: SqliteOptions): Promise<VellumDatabase> {
+export async function openSqlite(options: SqliteOptions, onQuery?: QueryListener): Promise<VellumDatabase> {
   const Database = await loadDriver();
   const raw = new Database(options.path);
   raw.pragma("journal_mode = WAL");
@@ -45,7 +45,9 @@ export async function openSqlite(options: SqliteOptions): Promise<VellumDatabase
   // sustained creates (docs/architecture.md). Truncating the WAL is left to `DatabaseOps.checkpoint()`.
   raw.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
   raw.pragma("journal_size_limit = 67108864");
-  const kysely = new Kysely({ dialect: new SqliteDialect({ database: withStatementCache(raw) }) });
+  const log =
+    onQuery && ((event: LogEvent) => onQuery({ sql: event.query.sql, durationMs: event.queryDurationMillis }));
+  const kysely = new Kysely({ dialect: new SqliteDialect({ database: withStatementCache(raw) }), ...(log && { log }) });
   const memory = options.path === ":memory:";
 
   const ops: DatabaseOps = {

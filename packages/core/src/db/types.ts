@@ -42,8 +42,12 @@ export interface SqliteOptions {
   busyTimeoutMs?: number;
 }
 
+/** Called after every query the kernel's connection runs (slow-query logs; tests that count queries). */
+export type QueryListener = (query: { sql: string; durationMs: number }) => void;
+
 export interface DatabaseConfig {
   sqlite?: SqliteOptions;
+  onQuery?: QueryListener;
 }
 
 /** A row of the kernel's job table (`_vellum_jobs`). */

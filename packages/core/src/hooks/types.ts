@@ -60,16 +60,27 @@ export interface VellumHooks {
     op: "create" | "update" | "delete";
     article: ArticleRecord;
     previous?: ArticleRecord;
+    /** The cache tags (route meta `cacheTags`) of every response this change alters, before and after it. */
+    cacheTags: string[];
     trx: AnyTransaction;
     context: OperationContext;
   }) => void | Promise<void>;
-  "article:afterCreate": (payload: { article: ArticleRecord; context: OperationContext }) => void | Promise<void>;
+  "article:afterCreate": (payload: {
+    article: ArticleRecord;
+    cacheTags: string[];
+    context: OperationContext;
+  }) => void | Promise<void>;
   "article:afterUpdate": (payload: {
     article: ArticleRecord;
     previous: ArticleRecord;
+    cacheTags: string[];
     context: OperationContext;
   }) => void | Promise<void>;
-  "article:afterDelete": (payload: { article: ArticleRecord; context: OperationContext }) => void | Promise<void>;
+  "article:afterDelete": (payload: {
+    article: ArticleRecord;
+    cacheTags: string[];
+    context: OperationContext;
+  }) => void | Promise<void>;
 
   /**
    * Announced after a plugin writes or removes files under the data dir (uploads), so quota

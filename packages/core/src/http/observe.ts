@@ -1,10 +1,22 @@
 import { type ConsolaInstance, LogLevels } from "consola";
-import type { H3Event } from "h3";
 import type { Counter, Histogram } from "prom-client";
 import type { CoreMetrics } from "../metrics/core-metrics.js";
-import { requestId } from "./request-id.js";
 
 type Labels = "method" | "route" | "status";
+
+/** What the observer records of one answered request. */
+export interface ObservedRequest {
+  method: string;
+  /** The route pattern (`GET /api/v1/articles/:slug` is recorded as `/api/v1/articles/:slug`), or `unmatched`. */
+  route: string;
+  pathname: string;
+  status: number;
+  /** `performance.now()` when the request arrived. */
+  startedAt: number | undefined;
+  requestId: string;
+}
+
+export type RequestObserver = (request: ObservedRequest) => void;
 
 /**
  * Records one request: `service_requests_total` and `service_request_duration_seconds` by
@@ -13,30 +25,29 @@ type Labels = "method" | "route" | "status";
  */
 export function createRequestObserver(metrics: CoreMetrics, logger: ConsolaInstance, accessLog: boolean) {
   const children = new Map<string, { count: Counter.Internal; time: Histogram.Internal<Labels> }>();
-  return (event: H3Event, route: string, status: number): void => {
+  const observe: RequestObserver = (request) => {
     try {
-      record(event, route, status);
+      record(request);
     } catch {
       // Metrics and the access log never turn an answer into a failure.
     }
   };
+  return observe;
 
-  function record(event: H3Event, route: string, status: number): void {
-    const labels = { method: event.req.method, route, status: `${Math.floor(status / 100)}xx` };
-    const key = `${labels.method} ${route} ${labels.status}`;
+  function record({ method, route, pathname, status, startedAt, requestId }: ObservedRequest): void {
+    const statusClass = `${Math.floor(status / 100)}xx`;
+    const key = `${method} ${route} ${statusClass}`;
     let child = children.get(key);
     if (!child) {
+      const labels = { method, route, status: statusClass };
       child = { count: metrics.requests.labels(labels), time: metrics.duration.labels(labels) };
       children.set(key, child);
     }
-    const started = event.context.startedAt;
-    const seconds = typeof started === "number" ? (performance.now() - started) / 1000 : 0;
+    const seconds = typeof startedAt === "number" ? (performance.now() - startedAt) / 1000 : 0;
     child.count.inc();
     child.time.observe(seconds);
     if (accessLog && logger.level >= LogLevels.info) {
-      logger.info(
-        `${labels.method} ${event.url.pathname} ${status} ${(seconds * 1000).toFixed(1)}ms ${requestId(event)}`,
-      );
+      logger.info(`${method} ${pathname} ${status} ${(seconds * 1000).toFixed(1)}ms ${requestId}`);
     }
   }
 }

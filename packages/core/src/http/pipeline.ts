@@ -3,7 +3,6 @@ import { getCookie, type H3Event, HTTPError, toResponse } from "h3";
 import { FastResponse } from "srvx/node";
 import { ApiError } from "../errors/api-error.js";
 import type { VellumHookBus } from "../hooks/hooks.js";
-import type { CoreMetrics } from "../metrics/core-metrics.js";
 import { createKeyVerifier, presentedKey } from "../security/api-key.js";
 import { clientIp, socketAddress } from "../security/client-ip.js";
 import { CSRF_COOKIE, CSRF_HEADER, type CsrfTokens, csrfMatches } from "../security/csrf.js";
@@ -15,9 +14,9 @@ import type { CorsPolicy } from "./cors.js";
 import { codeForStatus, errorResponse } from "./envelope.js";
 import { isReply } from "./json.js";
 import { addResponseHeaders, kernelHeaders } from "./kernel-headers.js";
-import { createRequestObserver } from "./observe.js";
+import type { RequestObserver } from "./observe.js";
 import { requestId, resolveRequestId } from "./request-id.js";
-import { effectiveAuth, type RouteMeta, type RouteTable } from "./routes.js";
+import { effectiveAuth, matchedRoute, type RouteMeta, type RouteTable } from "./routes.js";
 
 export type KeyCheck = { result: "ok" | "missing" | "wrong" } | { result: "locked_out"; retryAfterSeconds: number };
 
@@ -35,23 +34,17 @@ export interface PipelineDeps {
   /** Compiled once by `createVellum` (`compileTrustProxy`). */
   trustProxy: TrustProxy;
   features: ReadonlySet<string>;
-  metrics: CoreMetrics;
   logger: ConsolaInstance;
-  accessLog: boolean;
+  observe: RequestObserver;
   secureCookies: boolean;
   debug: boolean;
   reportError(error: unknown, event: H3Event): void;
   bus: VellumHookBus;
 }
 
-interface MatchedRoute {
-  route: string;
-  meta?: RouteMeta & { plugin?: string };
-}
-
 const JSON_CONTENT = { "content-type": "application/json; charset=utf-8" } as const;
 
-const matched = (event: H3Event) => event.context.matchedRoute as MatchedRoute | undefined;
+const matched = matchedRoute;
 
 function isPlainJson(value: unknown): value is object {
   if (value === null || typeof value !== "object") return false;
@@ -66,7 +59,7 @@ function isPlainJson(value: unknown): value is object {
  */
 export function createPipeline(deps: PipelineDeps) {
   const verifyKey = createKeyVerifier(deps.apiKey);
-  const observe = createRequestObserver(deps.metrics, deps.logger, deps.accessLog);
+  const observe = deps.observe;
   const proxyHint = createProxyHint(deps.logger);
 
   async function authenticate(event: H3Event, meta: RouteMeta): Promise<void> {
@@ -184,7 +177,14 @@ export function createPipeline(deps: PipelineDeps) {
   }
 
   function observed(event: H3Event, response: Response): Response {
-    observe(event, matched(event)?.route ?? "unmatched", response.status);
+    observe({
+      method: event.req.method,
+      route: matched(event)?.route ?? "unmatched",
+      pathname: event.url.pathname,
+      status: response.status,
+      startedAt: event.context.startedAt as number | undefined,
+      requestId: requestId(event),
+    });
     return response;
   }
 

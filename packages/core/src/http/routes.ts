@@ -2,6 +2,7 @@ import type { H3, H3Event } from "h3";
 import { addRoute, createRouter, findRoute } from "rou3";
 import { CoreErrors } from "../errors/vellum-error.js";
 import type { RateLimitRule } from "../security/rate-limit.js";
+import type { Shortcut, Shortcuts } from "./shortcuts.js";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 export type RouteHandler = (event: H3Event) => unknown;
@@ -26,6 +27,12 @@ export interface RouteMeta {
   csrfCookie?: boolean;
   /** Answers before `ready()` and while shutting down (health probes). */
   probe?: boolean;
+  /**
+   * Makes the route's GET responses cacheable (a response cache reads this): the cache tags of the
+   * response to `event`, naming what it shows, so that a change purges exactly the responses that
+   * showed it. The route's owner names the same tags in the events of its changes.
+   */
+  cacheTags?: (event: H3Event) => string[];
   [key: string]: unknown;
 }
 
@@ -35,6 +42,15 @@ export interface RouteRecord {
   plugin: string;
   meta: RouteMeta;
 }
+
+/** The route a request matched: its pattern and its meta (with the plugin that registered it). */
+export interface MatchedRoute {
+  route: string;
+  meta?: RouteMeta & { plugin?: string };
+}
+
+/** The route `event` matched, or undefined before routing and for unmatched paths. */
+export const matchedRoute = (event: H3Event) => event.context.matchedRoute as MatchedRoute | undefined;
 
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
@@ -89,10 +105,19 @@ export interface PluginRouter {
   put(path: string, handler: RouteHandler, meta?: RouteMeta): void;
   patch(path: string, handler: RouteHandler, meta?: RouteMeta): void;
   delete(path: string, handler: RouteHandler, meta?: RouteMeta): void;
+  /** Answers GETs and HEADs before routing with prepared responses (see `Shortcut`). */
+  shortcut(fn: Shortcut): void;
 }
 
-export function createPluginRouter(table: RouteTable, plugin: string): PluginRouter {
+export function createPluginRouter(table: RouteTable, shortcuts: Shortcuts, plugin: string): PluginRouter {
   const on = (method: HttpMethod) => (path: string, handler: RouteHandler, meta?: RouteMeta) =>
     table.add(plugin, method, path, handler, meta);
-  return { get: on("GET"), post: on("POST"), put: on("PUT"), patch: on("PATCH"), delete: on("DELETE") };
+  return {
+    get: on("GET"),
+    post: on("POST"),
+    put: on("PUT"),
+    patch: on("PATCH"),
+    delete: on("DELETE"),
+    shortcut: (fn) => shortcuts.add(plugin, fn),
+  };
 }

@@ -9,6 +9,7 @@ import { CoreErrors } from "../errors/vellum-error.js";
 import type { HealthRegistry } from "../health/components.js";
 import { createHookApi, type VellumHookBus } from "../hooks/hooks.js";
 import { createPluginRouter, type RouteTable } from "../http/routes.js";
+import type { Shortcuts } from "../http/shortcuts.js";
 import type { VellumMetrics } from "../metrics/metrics.js";
 import type { CommandHandlers } from "../plugin/commands.js";
 import type { KernelInfo, PluginDb, VellumPluginContext } from "../plugin/context.js";
@@ -35,6 +36,7 @@ export interface KernelParts {
   queue: JobQueue;
   scheduler: Scheduler;
   routes: RouteTable;
+  shortcuts: Shortcuts;
   migrations: MigrationRunner;
   services: ServiceRegistry;
   lifecycle: LifecycleCallbacks;
@@ -122,7 +124,7 @@ export function createPluginContext<O extends object, T extends object>(
     secret: (secret) => loadOrCreateSecret(parts.config.dataDir, `${name}-${secret}`),
     metrics: parts.metrics,
     queue: (queueName) => createPluginQueue(parts.queue, name, queueName),
-    router: createPluginRouter(parts.routes, name),
+    router: createPluginRouter(parts.routes, parts.shortcuts, name),
     features: parts.features,
     kernel: parts.kernel,
     healthComponent: (component) => parts.components.register(name, component),

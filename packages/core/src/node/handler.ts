@@ -5,6 +5,8 @@ import { toNodeHandler } from "srvx/node";
 export interface FetchTarget {
   fetch(request: Request): Promise<Response>;
   handles(pathname: string): boolean;
+  /** Answers a GET or HEAD from a plugin's prepared responses before routing (`router.shortcut`). */
+  shortcut?(req: IncomingMessage, res: ServerResponse): boolean;
 }
 
 export type NodeListener = (req: IncomingMessage, res: ServerResponse, next?: (error?: unknown) => void) => void;
@@ -16,6 +18,7 @@ export type NodeListener = (req: IncomingMessage, res: ServerResponse, next?: (e
 export function createNodeListener(target: FetchTarget): NodeListener {
   const handle = toNodeHandler((request: Request) => target.fetch(request));
   return (req, res, next) => {
+    if (target.shortcut?.(req, res)) return;
     if (next) {
       const pathname = new URL(req.url ?? "/", "http://localhost").pathname;
       if (!target.handles(pathname)) return next();

@@ -1,10 +1,11 @@
-import { intQuery, type PluginRouter, pathParam, rawJson } from "@vellum/core";
+import { checkSlug, intQuery, type PluginRouter, pathParam, rawJson } from "@vellum/core";
 import type { ArticleApplier } from "../apply.js";
+import { articleTag, listPageTags } from "../cache-tags.js";
 import type { CursorCodec } from "../cursor.js";
 import { ArticleErrors } from "../errors.js";
 import type { ArticleStore } from "../store.js";
 import type { Db } from "../tables.js";
-import { checkSlug, parseTagQuery } from "../validation.js";
+import { parseTagQuery } from "../validation.js";
 
 export interface ReadRouteDeps {
   prefix: string;
@@ -21,29 +22,37 @@ const summaryId = (doc: string) => (JSON.parse(doc) as { id: string }).id;
 export function registerReadRoutes(router: PluginRouter, deps: ReadRouteDeps): void {
   const { prefix, db, store, applier } = deps;
 
-  router.get(prefix, async (event) => {
-    const limit = intQuery(event, "limit", { min: 1, max: 100, fallback: 20 });
-    const tag = parseTagQuery(event.url.searchParams.get("tag"));
-    const cursor = event.url.searchParams.get("cursor");
-    const beforeId = cursor === null ? undefined : deps.cursor().decode(cursor, tag);
-    const docs = await store.page(db, { limit: limit + 1, beforeId, tag });
-    const page = docs.slice(0, limit);
-    const last = page.at(-1);
-    const next_cursor = docs.length > limit && last ? deps.cursor().encode(summaryId(last), tag) : null;
-    return rawJson(`{"articles":[${page.join(",")}],"next_cursor":${JSON.stringify(next_cursor)}}`);
-  });
+  router.get(
+    prefix,
+    async (event) => {
+      const limit = intQuery(event, "limit", { min: 1, max: 100, fallback: 20 });
+      const tag = parseTagQuery(event.url.searchParams.get("tag"));
+      const cursor = event.url.searchParams.get("cursor");
+      const beforeId = cursor === null ? undefined : deps.cursor().decode(cursor, tag);
+      const docs = await store.page(db, { limit: limit + 1, beforeId, tag });
+      const page = docs.slice(0, limit);
+      const last = page.at(-1);
+      const next_cursor = docs.length > limit && last ? deps.cursor().encode(summaryId(last), tag) : null;
+      return rawJson(`{"articles":[${page.join(",")}],"next_cursor":${JSON.stringify(next_cursor)}}`);
+    },
+    { cacheTags: listPageTags },
+  );
 
-  router.get(`${prefix}/:slug`, async (event) => {
-    const slug = checkSlug(pathParam(event, "slug"));
-    let article = await store.bySlugJson(db, slug);
-    if (article === undefined) {
-      // A create of this slug may still be queued: apply it now, unless it failed before (then
-      // the worker's backoff decides when it runs again). If it fails now, the queue retries it
-      // and reports the failure on the job; a read only answers what exists.
-      await applier.ensureApplied(slug, true).catch(() => undefined);
-      article = await store.bySlugJson(db, slug);
-    }
-    if (article === undefined) throw ArticleErrors.notFound();
-    return rawJson(article);
-  });
+  router.get(
+    `${prefix}/:slug`,
+    async (event) => {
+      const slug = checkSlug(pathParam(event, "slug"));
+      let article = await store.bySlugJson(db, slug);
+      if (article === undefined) {
+        // A create of this slug may still be queued: apply it now, unless it failed before (then
+        // the worker's backoff decides when it runs again). If it fails now, the queue retries it
+        // and reports the failure on the job; a read only answers what exists.
+        await applier.ensureApplied(slug, true).catch(() => undefined);
+        article = await store.bySlugJson(db, slug);
+      }
+      if (article === undefined) throw ArticleErrors.notFound();
+      return rawJson(article);
+    },
+    { cacheTags: (event) => [articleTag(pathParam(event, "slug"))] },
+  );
 }

@@ -1,6 +1,6 @@
-import { json, type PluginRouter, pathParam, readJsonBody, requestId } from "@vellum/core";
+import { checkSlug, json, type PluginRouter, pathParam, readJsonBody, requestId } from "@vellum/core";
 import type { ArticleApplier } from "../apply.js";
-import { checkSlug, parseCreate, parsePatch } from "../validation.js";
+import { parseCreate, parsePatch } from "../validation.js";
 import type { Backpressure } from "../backpressure.js";
 import type { CreateIntake } from "../intake.js";
 

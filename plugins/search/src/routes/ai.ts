@@ -1,6 +1,7 @@
 import {
   ApiError,
   type ApiErrorDetail,
+  checkSlug,
   intQuery,
   pathParam,
   type RouteHandler,
@@ -11,7 +12,6 @@ import { IndexUnavailableError } from "../engine/fts5/engine.js";
 import type { SearchEngine } from "../engine/types.js";
 import { htmlToText } from "../text/html-to-text.js";
 
-const SLUG = /^[a-z0-9_-]{1,200}$/;
 const MAX_TITLE = 300;
 const MAX_CONTENT = 1024 * 1024;
 const MAX_TAGS = 20;
@@ -31,13 +31,7 @@ async function orUnavailable<T>(work: Promise<T>): Promise<T> {
 /** `GET /api/v1/ai/related/:slug?limit=`: articles most similar to this one by the index's terms. */
 export function relatedHandler(engine: SearchEngine): RouteHandler {
   return async (event) => {
-    const slug = pathParam(event, "slug");
-    if (!SLUG.test(slug)) {
-      throw new ApiError(
-        "invalid_slug",
-        "The slug must be lowercase alphanumeric with hyphens or underscores, 1 to 200 characters.",
-      );
-    }
+    const slug = checkSlug(pathParam(event, "slug"));
     const limit = intQuery(event, "limit", { min: 1, max: MAX_SUGGESTIONS, fallback: 5 });
     const found = await orUnavailable(engine.related(slug, limit));
     if (!found) throw new ApiError("not_found", "No indexed article has this slug.");

@@ -1,0 +1,124 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { CorsPolicy } from "./cors.js";
+import type { RequestObserver } from "./observe.js";
+import { resolveRequestId } from "./request-id.js";
+import { SECURITY_HEADERS } from "./security-headers.js";
+
+/** A GET or HEAD as a shortcut sees it: before routing, so only what the request itself says. */
+export interface ShortcutRequest {
+  readonly method: "GET" | "HEAD";
+  /** Path and query exactly as received, e.g. `/api/v1/articles?limit=5`. */
+  readonly url: string;
+  /** A request header by its lower-case name. */
+  header(name: string): string | undefined;
+}
+
+/** A response prepared once and sent as is; the kernel adds its per-request headers. */
+export interface PreparedResponse {
+  readonly status: number;
+  /**
+   * `[name, value, name, value, …]` with lower-case names, without what the kernel adds to every
+   * response: the security headers, `x-request-id`, CORS and `content-length`.
+   */
+  readonly headers: readonly string[];
+  /** Omitted for a bodiless status (304). */
+  readonly body?: Uint8Array;
+  /** The route pattern it answers for, recorded in metrics and the access log. */
+  readonly route: string;
+}
+
+/**
+ * Answers a GET or HEAD before routing, or returns undefined to let the request take the normal
+ * path. No authentication, rate limit, hook or handler runs for what a shortcut answers, so it
+ * must only answer what a public route would: how a response cache serves its hits.
+ */
+export type Shortcut = (request: ShortcutRequest) => PreparedResponse | undefined;
+
+export interface ShortcutDeps {
+  ready(): boolean;
+  cors: CorsPolicy;
+  observe: RequestObserver;
+  report(error: unknown, plugin: string): void;
+}
+
+/** The scheme and authority of an absolute URL, leaving its path and query. */
+const ORIGIN = /^[a-z][a-z0-9+.-]*:\/\/[^/?]*/i;
+
+const SECURITY_PAIRS = Object.entries(SECURITY_HEADERS).flat();
+
+const single = (value: string | string[] | undefined) => (Array.isArray(value) ? value.join(", ") : value);
+
+/** The shortcuts plugins registered, tried in order by the Node listener and by `fetch`. */
+export class Shortcuts {
+  readonly #deps: ShortcutDeps;
+  readonly #list: Array<{ plugin: string; fn: Shortcut }> = [];
+
+  constructor(deps: ShortcutDeps) {
+    this.#deps = deps;
+  }
+
+  add(plugin: string, fn: Shortcut): void {
+    this.#list.push({ plugin, fn });
+  }
+
+  /** Answers a Node request with a prepared response; false when none applies. */
+  node(req: IncomingMessage, res: ServerResponse): boolean {
+    const method = req.method;
+    if ((method !== "GET" && method !== "HEAD") || this.#list.length === 0 || !this.#deps.ready()) return false;
+    const startedAt = performance.now();
+    const headers = req.headers;
+    const url = req.url ?? "/";
+    const prepared = this.#find({ method, url, header: (name) => single(headers[name]) });
+    if (!prepared) return false;
+    const id = resolveRequestId(single(headers["x-request-id"]) ?? null);
+    const out = this.#headers(prepared, id, single(headers.origin));
+    res.writeHead(prepared.status, out);
+    res.end(method === "HEAD" ? undefined : prepared.body);
+    this.#observed(method, url, prepared, startedAt, id);
+    return true;
+  }
+
+  /** The same for a Fetch API request (`vellum.fetch`). */
+  fetch(request: Request): Response | undefined {
+    const method = request.method;
+    if ((method !== "GET" && method !== "HEAD") || this.#list.length === 0 || !this.#deps.ready()) return undefined;
+    const startedAt = performance.now();
+    const url = request.url.replace(ORIGIN, "");
+    const prepared = this.#find({ method, url, header: (name) => request.headers.get(name) ?? undefined });
+    if (!prepared) return undefined;
+    const id = resolveRequestId(request.headers.get("x-request-id"));
+    const flat = this.#headers(prepared, id, request.headers.get("origin") ?? undefined);
+    const headers = new Headers();
+    for (let i = 0; i < flat.length; i += 2) headers.append(flat[i] as string, flat[i + 1] as string);
+    const body = method === "HEAD" || !prepared.body ? null : prepared.body.slice();
+    this.#observed(method, url, prepared, startedAt, id);
+    return new Response(body, { status: prepared.status, headers });
+  }
+
+  #find(request: ShortcutRequest): PreparedResponse | undefined {
+    for (const { plugin, fn } of this.#list) {
+      try {
+        const prepared = fn(request);
+        if (prepared) return prepared;
+      } catch (error) {
+        this.#deps.report(error, plugin);
+      }
+    }
+    return undefined;
+  }
+
+  #headers(prepared: PreparedResponse, id: string, origin: string | undefined): string[] {
+    const out = [...SECURITY_PAIRS, "x-request-id", id];
+    const cors = origin === undefined ? undefined : this.#deps.cors.headersFor(origin);
+    if (cors) for (const name in cors) out.push(name, cors[name] as string);
+    for (const value of prepared.headers) out.push(value);
+    if (prepared.body) out.push("content-length", String(prepared.body.byteLength));
+    return out;
+  }
+
+  #observed(method: string, url: string, prepared: PreparedResponse, startedAt: number, id: string): void {
+    const query = url.indexOf("?");
+    const pathname = query === -1 ? url : url.slice(0, query);
+    this.#deps.observe({ method, route: prepared.route, pathname, status: prepared.status, startedAt, requestId: id });
+  }
+}

@@ -1,0 +1,101 @@
+import { STATUS_CODES } from "node:http";
+import { type H3Event, matchedRoute, type PreparedResponse, type ShortcutRequest } from "@vellum/core";
+import { buildEntry, type CacheEntry, matchesIfNoneMatch } from "./entry.js";
+import type { CacheMetrics, MissReason, PurgeReason } from "./metrics.js";
+import type { CacheStore } from "./store.js";
+
+const EPOCH = "cacheEpoch";
+
+/**
+ * The response cache: answers hits before routing (the kernel's shortcut), gives every response of
+ * a cacheable route its validators and caching headers, and keeps misses.
+ *
+ * No read serves a state older than the last acknowledged write: every purge moves the epoch on,
+ * a cacheable read notes the epoch before its handler touches the database, and its response is
+ * kept only if no purge ran in between. A read that raced a write is still answered, just not kept.
+ */
+export class ResponseCache {
+  readonly #store: CacheStore | undefined;
+  readonly #metrics: CacheMetrics;
+  readonly #cacheControl: string;
+  #epoch = 0;
+
+  constructor(options: { store: CacheStore | undefined; metrics: CacheMetrics; cacheControl: string }) {
+    this.#store = options.store;
+    this.#metrics = options.metrics;
+    this.#cacheControl = options.cacheControl;
+  }
+
+  get store(): CacheStore | undefined {
+    return this.#store;
+  }
+
+  /** The kernel's shortcut: a held response as its prepared 200, or its 304 when the client has it. */
+  readonly lookup = (request: ShortcutRequest): PreparedResponse | undefined => {
+    const entry = this.#store?.get(request.url);
+    if (!entry) return undefined;
+    if (matchesIfNoneMatch(request.header("if-none-match"), entry.etag)) {
+      this.#metrics.hit("not_modified");
+      return entry.notModified;
+    }
+    this.#metrics.hit("fresh");
+    return entry.ok;
+  };
+
+  /** `http:request`: notes the epoch before a cacheable read runs its handler. */
+  beforeRead(event: H3Event): void {
+    if (matchedRoute(event)?.meta?.cacheTags) event.context[EPOCH] = this.#epoch;
+  }
+
+  /** `http:response`: the validators and caching headers, a 304 when the client has it, and the miss kept. */
+  async afterRead(payload: { event: H3Event; response: Response }): Promise<void> {
+    const { event, response } = payload;
+    const route = matchedRoute(event);
+    const tagsOf = route?.meta?.cacheTags;
+    const method = event.req.method;
+    if (!route || !tagsOf || (method !== "GET" && method !== "HEAD") || response.status !== 200) return;
+    if (response.headers.has("set-cookie")) return;
+    const body = new Uint8Array(await response.arrayBuffer());
+    const key = event.url.pathname + event.url.search;
+    const entry = buildEntry({
+      key,
+      route: route.route,
+      body,
+      headers: response.headers,
+      tags: tagsOf(event),
+      cacheControl: this.#cacheControl,
+    });
+    if (method === "GET") this.#metrics.miss(this.#keep(key, entry, event.context[EPOCH]));
+    payload.response = this.#respond(response.headers, entry, event.req.headers.get("if-none-match"));
+  }
+
+  /** Removes every response showing one of `tags`; any read in flight will not be kept. */
+  purge(tags: readonly string[], reason: PurgeReason, counted: boolean): number {
+    this.#epoch++;
+    const removed = this.#store?.purge(tags) ?? 0;
+    this.#metrics.purged(reason, removed, counted);
+    return removed;
+  }
+
+  #keep(key: string, entry: CacheEntry, epoch: unknown): MissReason {
+    if (!this.#store) return "off";
+    if (epoch !== this.#epoch) return "raced";
+    return this.#store.set(key, entry) ? "absent" : "too_large";
+  }
+
+  /** The response as sent: the handler's headers (the kernel's among them) with the entry's. */
+  #respond(original: Headers, entry: CacheEntry, ifNoneMatch: string | null): Response {
+    const notModified = matchesIfNoneMatch(ifNoneMatch, entry.etag);
+    const prepared = notModified ? entry.notModified : entry.ok;
+    const headers = new Headers(original);
+    if (notModified) headers.delete("content-type");
+    else headers.set("content-length", String(entry.ok.body?.byteLength ?? 0));
+    const pairs = prepared.headers;
+    for (let i = 0; i < pairs.length; i += 2) headers.set(pairs[i] as string, pairs[i + 1] as string);
+    return new Response(notModified ? null : (prepared.body as Uint8Array<ArrayBuffer>), {
+      status: prepared.status,
+      statusText: STATUS_CODES[prepared.status],
+      headers,
+    });
+  }
+}
