@@ -281,6 +281,16 @@ export function createVellum(input: VellumConfig): Vellum {
   );
   const close = once(doClose);
 
+  /** A request through the router and the pipeline (no shortcut answered it). */
+  async function routed(request: Request): Promise<Response> {
+    inFlight++;
+    try {
+      return await app.fetch(request);
+    } finally {
+      inFlight--;
+    }
+  }
+
   const instance: Vellum = {
     config,
     hooks,
@@ -288,14 +298,7 @@ export function createVellum(input: VellumConfig): Vellum {
     storage: storage.root,
     async fetch(request, options) {
       if (options?.clientAddress) assignClientAddress(request, options.clientAddress);
-      const prepared = shortcuts.fetch(request);
-      if (prepared) return prepared;
-      inFlight++;
-      try {
-        return await app.fetch(request);
-      } finally {
-        inFlight--;
-      }
+      return shortcuts.fetch(request) ?? routed(request);
     },
     init,
     migrate,
@@ -315,7 +318,7 @@ export function createVellum(input: VellumConfig): Vellum {
     handles: (pathname) => routes.allowed(pathname).length > 0,
     shortcut: (req, res) => shortcuts.node(req, res),
     get handler() {
-      handler ??= createNodeListener(instance);
+      handler ??= createNodeListener({ fetch: routed, handles: instance.handles, shortcut: instance.shortcut });
       return handler;
     },
     listen: (options) => listen(instance, options),

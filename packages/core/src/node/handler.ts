@@ -3,6 +3,7 @@ import { toNodeHandler } from "srvx/node";
 
 /** The slice of a Vellum instance the Node adapter needs. */
 export interface FetchTarget {
+  /** Answers a request that no shortcut answered. */
   fetch(request: Request): Promise<Response>;
   handles(pathname: string): boolean;
   /** Answers a GET or HEAD from a plugin's prepared responses before routing (`router.shortcut`). */

@@ -1,7 +1,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { answerClientError } from "./client-error.js";
-import { createNodeListener, type FetchTarget } from "./handler.js";
+import type { NodeListener } from "./handler.js";
 
 export interface ListenOptions {
   port?: number;
@@ -19,15 +19,16 @@ export interface VellumServer {
   close(): Promise<void>;
 }
 
-export interface Listenable extends FetchTarget {
+export interface Listenable {
   ready(): Promise<void>;
   close(): Promise<void>;
+  readonly handler: NodeListener;
 }
 
 /** Runs Vellum standalone on `node:http`: ready first, then listen; graceful close on signals. */
 export async function listen(vellum: Listenable, options: ListenOptions = {}): Promise<VellumServer> {
   await vellum.ready();
-  const server = createServer(createNodeListener(vellum));
+  const server = createServer(vellum.handler);
   server.on("clientError", answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
