@@ -25,6 +25,7 @@ export const cache = definePlugin<CacheOptions>({
   settings: CACHE_SETTINGS,
   checkSettings: (options) => checkCacheSettings(options),
   hooks: { "cache:purged": "isolated" },
+  commands: { "cache replay": { description: "requeue the CDN purges that were dead-lettered" } },
   // Only for the articles service (an article's tags, for a purge by slug): never imported.
   optionalDependsOn: ["articles"],
   setup(ctx) {
@@ -57,6 +58,14 @@ export const cache = definePlugin<CacheOptions>({
         await cdn?.enqueue(ctx.db, tags);
         void ctx.hooks.callHook("cache:purged", { tags, reason: "api", entries });
       },
+    });
+    ctx.command("cache replay", async (io) => {
+      if (!cdn) {
+        io.print("cache replay: CDN forwarding is off (CACHE_CDN_PURGE_URL is not set); nothing to replay");
+        return 1;
+      }
+      io.print(`cache replay: ${await cdn.queue.replay()} dead CDN purge(s) queued again`);
+      return 0;
     });
     ctx.healthComponent(cacheComponent({ store, options, kernel: ctx.kernel, cdnQueue: cdn?.queue.name }));
   },
