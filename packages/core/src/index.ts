@@ -22,6 +22,7 @@ export { MAX_JSON_BYTES, readJsonBody } from "./http/body.js";
 export { errorResponse } from "./http/envelope.js";
 export { isReply, json, Reply, rawJson, text } from "./http/json.js";
 export { intQuery, pathParam } from "./http/params.js";
+export { readResponse, type ResponseParts, responseFrom } from "./http/response-parts.js";
 export type { KeyCheck, LifecycleState } from "./http/pipeline.js";
 export { requestId } from "./http/request-id.js";
 export { matchedRoute } from "./http/routes.js";

@@ -28,6 +28,9 @@ export function matchesIfNoneMatch(header: string | null | undefined, etag: stri
   return false;
 }
 
+/** Names of the validators and caching headers, which the entry sets. */
+export const CACHING_HEADERS = new Set(["etag", "cache-control", "cache-tag", "surrogate-key"]);
+
 /**
  * Headers of the handler's response that describe the content, kept in the entry. What the kernel
  * adds per request (request id, security headers, CORS, rate-limit counters) or the transport
@@ -44,10 +47,7 @@ const NOT_KEPT = new Set([
   "keep-alive",
   "transfer-encoding",
   "vary",
-  "etag",
-  "cache-control",
-  "cache-tag",
-  "surrogate-key",
+  ...CACHING_HEADERS,
 ]);
 
 const isKept = (name: string) =>
@@ -63,7 +63,8 @@ export function buildEntry(options: {
   key: string;
   route: string;
   body: Uint8Array;
-  headers: Headers;
+  /** The handler's response headers, `[name, value, …]`. */
+  headers: readonly string[];
   tags: readonly string[];
   cacheControl: string;
 }): CacheEntry {
@@ -71,9 +72,11 @@ export function buildEntry(options: {
   const etag = strongEtag(body);
   const validators = cachingHeaders(etag, tags, options.cacheControl);
   const content: string[] = [];
-  options.headers.forEach((value, name) => {
-    if (isKept(name)) content.push(name, value);
-  });
+  const source = options.headers;
+  for (let i = 0; i < source.length; i += 2) {
+    const name = source[i] as string;
+    if (isKept(name)) content.push(name, source[i + 1] as string);
+  }
   const headers = [...content, ...validators];
   const headerBytes = headers.reduce((sum, part) => sum + part.length, 0);
   return {

@@ -1,10 +1,20 @@
-import { STATUS_CODES } from "node:http";
-import { type H3Event, matchedRoute, type PreparedResponse, type ShortcutRequest } from "@vellum/core";
-import { buildEntry, type CacheEntry, matchesIfNoneMatch } from "./entry.js";
+import { type H3Event, matchedRoute, type PreparedResponse, readResponse, responseFrom } from "@vellum/core";
+import type { ShortcutRequest } from "@vellum/core";
+import { buildEntry, CACHING_HEADERS, type CacheEntry, matchesIfNoneMatch } from "./entry.js";
 import type { CacheMetrics, MissReason, PurgeReason } from "./metrics.js";
 import type { CacheStore } from "./store.js";
 
 const EPOCH = "cacheEpoch";
+
+/**
+ * The key a response is kept under: what the shortcut will look up, i.e. the request-target as the Node listener
+ * received it (`req.url`, which URL parsing may have escaped: `'` and `"` in a query become `%27` and `%22`), or
+ * the parsed path and query for a Fetch API request (whose URL is parsed already).
+ */
+function cacheKey(event: H3Event): string {
+  const node = (event.runtime as { node?: { req?: { url?: string } } } | undefined)?.node;
+  return node?.req?.url ?? event.url.pathname + event.url.search;
+}
 
 /**
  * The response cache: answers hits before routing (the kernel's shortcut), gives every response of
@@ -55,18 +65,18 @@ export class ResponseCache {
     const method = event.req.method;
     if (!route || !tagsOf || (method !== "GET" && method !== "HEAD") || response.status !== 200) return;
     if (response.headers.has("set-cookie")) return;
-    const body = new Uint8Array(await response.arrayBuffer());
-    const key = event.url.pathname + event.url.search;
+    const parts = await readResponse(response);
+    const key = cacheKey(event);
     const entry = buildEntry({
       key,
       route: route.route,
-      body,
-      headers: response.headers,
+      body: parts.body,
+      headers: parts.headers,
       tags: tagsOf(event),
       cacheControl: this.#cacheControl,
     });
     if (method === "GET") this.#metrics.miss(this.#keep(key, entry, event.context[EPOCH]));
-    payload.response = this.#respond(response.headers, entry, event.req.headers.get("if-none-match"));
+    payload.response = this.#respond(parts.headers, entry, event.req.headers.get("if-none-match"));
   }
 
   /** Removes every response showing one of `tags`; any read in flight will not be kept. */
@@ -84,18 +94,17 @@ export class ResponseCache {
   }
 
   /** The response as sent: the handler's headers (the kernel's among them) with the entry's. */
-  #respond(original: Headers, entry: CacheEntry, ifNoneMatch: string | null): Response {
+  #respond(original: readonly string[], entry: CacheEntry, ifNoneMatch: string | null): Response {
     const notModified = matchesIfNoneMatch(ifNoneMatch, entry.etag);
     const prepared = notModified ? entry.notModified : entry.ok;
-    const headers = new Headers(original);
-    if (notModified) headers.delete("content-type");
-    else headers.set("content-length", String(entry.ok.body?.byteLength ?? 0));
-    const pairs = prepared.headers;
-    for (let i = 0; i < pairs.length; i += 2) headers.set(pairs[i] as string, pairs[i + 1] as string);
-    return new Response(notModified ? null : (prepared.body as Uint8Array<ArrayBuffer>), {
-      status: prepared.status,
-      statusText: STATUS_CODES[prepared.status],
-      headers,
-    });
+    const headers: string[] = [];
+    for (let i = 0; i < original.length; i += 2) {
+      const name = original[i] as string;
+      if (CACHING_HEADERS.has(name) || name === "content-length" || (notModified && name === "content-type")) continue;
+      headers.push(name, original[i + 1] as string);
+    }
+    headers.push(...entry.notModified.headers);
+    if (!notModified) headers.push("content-length", String(entry.ok.body?.byteLength ?? 0));
+    return responseFrom({ status: prepared.status, headers, body: prepared.body ?? new Uint8Array(0) });
   }
 }
