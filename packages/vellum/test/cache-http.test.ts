@@ -382,6 +382,20 @@ describe("POST /api/v1/cache/purge", () => {
     const elsewhere = await purge({ json: { slug: "hello" }, headers });
     expect(elsewhere.status).toBe(200);
   });
+
+  it("requests without the key or the CSRF token do not spend the key holder's budget", async () => {
+    const headers = await t.writeHeaders();
+    const address = freshAddress();
+    const post = (init: Parameters<TestVellum["fetch"]>[1]) =>
+      t.fetch(PURGE, { method: "POST", json: { slug: "hello" }, clientAddress: address, ...init });
+    for (let i = 0; i < 8; i++) {
+      expect((await post({})).status).toBe(401);
+      expect((await post({ headers: { authorization: headers.authorization as string } })).status).toBe(403);
+    }
+    const res = await post({ headers });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("ratelimit-remaining")).toBe("4");
+  });
 });
 
 /** Forces a full collection (the flag is set at run time, so the suite needs no --expose-gc). */
