@@ -28,10 +28,14 @@ const env = { SERVICE_API_KEY: API_KEY, SERVICE_LOG_LEVEL: "warn" };
  */
 
 /** Starts `args` on a private copy of the seeded directory, removed again on stop. */
-async function onCopy(template, args) {
+async function onCopy(template, args, extraEnv = {}) {
   const dataDir = await copyOf(template, await mkdtemp(join(tmpdir(), "vellum-bench-articles-run-")));
   try {
-    const server = await startServer({ args: (port) => args(port, dataDir), readyPath: READY_PATH, env });
+    const server = await startServer({
+      args: (port) => args(port, dataDir),
+      readyPath: READY_PATH,
+      env: { ...env, ...extraEnv },
+    });
     return {
       ...server,
       dataDir,
@@ -76,19 +80,15 @@ const targets = [
       }),
   },
   {
-    name: "vellum serve (default plugins)",
+    // Uncached reads: the response cache (scenario `cache`) would answer every measured read from memory.
+    name: "vellum serve (default plugins, CACHE_MAX_ENTRIES=0)",
     writes: true,
     start: (template) =>
-      onCopy(template, (port, dir) => [
-        vellumBin,
-        "serve",
-        "--port",
-        String(port),
-        "--host",
-        "127.0.0.1",
-        "--data-dir",
-        dir,
-      ]),
+      onCopy(
+        template,
+        (port, dir) => [vellumBin, "serve", "--port", String(port), "--host", "127.0.0.1", "--data-dir", dir],
+        { CACHE_MAX_ENTRIES: "0" },
+      ),
   },
   {
     name: "vellum, articles plugin only",
