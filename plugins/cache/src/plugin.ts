@@ -54,6 +54,7 @@ export const cache = definePlugin<CacheOptions>({
     registerPurgeRoute(ctx.router, {
       articles: () => ctx.tryInject("articles"),
       async purge(tags) {
+        if (tags.length === 0) return;
         const entries = cache.purge(tags, "api", true);
         await cdn?.enqueue(ctx.db, tags);
         void ctx.hooks.callHook("cache:purged", { tags, reason: "api", entries });

@@ -100,6 +100,13 @@ export function createPipeline(deps: PipelineDeps) {
       });
     }
     if (meta?.feature && !deps.features.has(meta.feature)) throw new ApiError("not_found", "No such route.");
+    const auth = effectiveAuth(event.req.method, meta ?? {});
+    if (auth.key) await authenticate(event, meta ?? {});
+    if (auth.csrf && !csrfMatches(deps.csrf(), getCookie(event, CSRF_COOKIE), event.req.headers.get(CSRF_HEADER))) {
+      throw new ApiError("csrf_failed", "Send the svc_csrf cookie value in the X-CSRF-Token header.");
+    }
+    // Counted once the key and the CSRF token hold, so anonymous requests from a shared address
+    // cannot spend the key holder's budget of a rate-limited write (the purge endpoint).
     if (meta?.rateLimit) {
       const outcome = await takeToken(deps.store, meta.rateLimit, clientIp(event, deps.trustProxy));
       const headers = {
@@ -113,11 +120,6 @@ export function createPipeline(deps: PipelineDeps) {
         });
       }
       addResponseHeaders(event, headers);
-    }
-    const auth = effectiveAuth(event.req.method, meta ?? {});
-    if (auth.key) await authenticate(event, meta ?? {});
-    if (auth.csrf && !csrfMatches(deps.csrf(), getCookie(event, CSRF_COOKIE), event.req.headers.get(CSRF_HEADER))) {
-      throw new ApiError("csrf_failed", "Send the svc_csrf cookie value in the X-CSRF-Token header.");
     }
     if (!deps.bus.hasSubscribers("http:request") && !deps.bus.hasSubscribers("http:response")) {
       return complete(event, await next());
