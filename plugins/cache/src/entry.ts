@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { PreparedResponse } from "@vellum/core";
 
 /** One cached response: the 200 and its 304, each prepared once. */
@@ -13,7 +13,7 @@ export interface CacheEntry {
 
 /** A strong validator: 128 bits of the body's SHA-256, so equal bytes get equal ETags in every process. */
 export function strongEtag(body: Uint8Array): string {
-  return `"${createHash("sha256").update(body).digest("base64url").slice(0, 22)}"`;
+  return `"${hash("sha256", body, "base64url").slice(0, 22)}"`;
 }
 
 /** True when `If-None-Match` names `etag` (weak comparison, as RFC 9110 §13.1.2 asks) or is `*`. */

@@ -16,6 +16,12 @@ function cacheKey(event: H3Event): string {
   return node?.req?.url ?? event.url.pathname + event.url.search;
 }
 
+/** Whether `[name, value, …]` holds a header called `name`. */
+function hasHeader(pairs: readonly string[], name: string): boolean {
+  for (let i = 0; i < pairs.length; i += 2) if (pairs[i] === name) return true;
+  return false;
+}
+
 /**
  * The response cache: answers hits before routing (the kernel's shortcut), gives every response of
  * a cacheable route its validators and caching headers, and keeps misses.
@@ -64,8 +70,11 @@ export class ResponseCache {
     const tagsOf = route?.meta?.cacheTags;
     const method = event.req.method;
     if (!route || !tagsOf || (method !== "GET" && method !== "HEAD") || response.status !== 200) return;
-    if (response.headers.has("set-cookie")) return;
     const parts = await readResponse(response);
+    if (hasHeader(parts.headers, "set-cookie")) {
+      payload.response = responseFrom(parts);
+      return;
+    }
     const key = cacheKey(event);
     const entry = buildEntry({
       key,

@@ -37,7 +37,8 @@ const CORE_HOOKS: Record<string, HookKind> = {
 };
 
 /**
- * Typed hooks on hookable. Every hook is declared by the plugin that emits it (the kernel declares
+ * Typed hooks: isolated ones on hookable, serial ones in a plain loop (the request hooks run on
+ * every request, and hookable adds an async task per call). Every hook is declared by the plugin that emits it (the kernel declares
  * its own), with its kind; subscribing to a hook nobody declared is refused with the closest name.
  */
 export class VellumHookBus {
@@ -46,6 +47,8 @@ export class VellumHookBus {
   readonly #kinds = new Map<string, { kind: HookKind; owner: string }>();
   readonly #counts = new Map<string, number>();
   readonly #commit = new Map<string, CommitSubscriber[]>();
+  /** Serial subscribers, called in a plain loop: the request hooks run on every request. */
+  readonly #serial = new Map<string, Array<(payload: never) => unknown>>();
 
   constructor(report: HookErrorReporter) {
     this.#report = report;
@@ -102,7 +105,15 @@ export class VellumHookBus {
         this.#commit.set(name, rest);
       };
     }
-    if (kind === "serial") return this.#hookable.hook(name, call);
+    if (kind === "serial") {
+      const fn = call as (payload: never) => unknown;
+      this.#serial.set(name, [...(this.#serial.get(name) ?? []), fn]);
+      return () =>
+        this.#serial.set(
+          name,
+          (this.#serial.get(name) ?? []).filter((f) => f !== fn),
+        );
+    }
     const isolated = async (payload: HookPayload<N>) => {
       try {
         await call(payload);
@@ -120,8 +131,16 @@ export class VellumHookBus {
 
   /** Serial hooks: awaited in registration order; a throw rejects. Isolated: all run, never throws. */
   async call<N extends HookName>(name: N, payload: HookPayload<N>): Promise<void> {
-    if (this.#kinds.get(name)?.kind === "commit") throw CoreErrors.hookCommitCall([name]);
-    await this.#hookable.callHook(name, payload);
+    const kind = this.#kinds.get(name)?.kind;
+    if (kind === "commit") throw CoreErrors.hookCommitCall([name]);
+    if (kind !== "serial") {
+      await this.#hookable.callHook(name, payload);
+      return;
+    }
+    for (const fn of this.#serial.get(name) ?? []) {
+      const result = fn(payload as never) as unknown;
+      if (result instanceof Promise) await result;
+    }
   }
 }
 
