@@ -63,7 +63,8 @@ describe("router.shortcut: prepared responses before routing", () => {
   it("answers over a real socket with the kernel's headers added, and records the request", async () => {
     const seen: string[] = [];
     const base = await boot(seen);
-    const res = await raw(base, "GET", "/prepared", { "x-probe": "1", "x-request-id": "req-42" });
+    // Header names in any case, as clients send them (the shortcut reads `rawHeaders`).
+    const res = await raw(base, "GET", "/prepared", { "X-Probe": "1", "X-Request-Id": "req-42" });
     expect(res.status).toBe(200);
     expect(res.body).toBe('{"prepared":true}');
     expect(res.headers).toMatchObject({

@@ -46,12 +46,27 @@ const ORIGIN = /^[a-z][a-z0-9+.-]*:\/\/[^/?]*/i;
 
 const SECURITY_PAIRS = Object.entries(SECURITY_HEADERS).flat();
 
-const single = (value: string | string[] | undefined) => (Array.isArray(value) ? value.join(", ") : value);
+/**
+ * A request header by lower-case name, read from `rawHeaders`: Node builds `req.headers` only when
+ * asked, which a hit would otherwise pay for. Repeated headers are joined as Node joins them.
+ */
+function rawHeader(raw: readonly string[], name: string): string | undefined {
+  let found: string | undefined;
+  for (let i = 0; i < raw.length; i += 2) {
+    const key = raw[i] as string;
+    if (key.length === name.length && key.toLowerCase() === name) {
+      found = found === undefined ? raw[i + 1] : `${found}, ${raw[i + 1]}`;
+    }
+  }
+  return found;
+}
 
 /** The shortcuts plugins registered, tried in order by the Node listener and by `fetch`. */
 export class Shortcuts {
   readonly #deps: ShortcutDeps;
   readonly #list: Array<{ plugin: string; fn: Shortcut }> = [];
+  /** Each prepared response's headers with the security headers and its length, made on its first use. */
+  readonly #fixed = new WeakMap<PreparedResponse, string[]>();
 
   constructor(deps: ShortcutDeps) {
     this.#deps = deps;
@@ -66,12 +81,12 @@ export class Shortcuts {
     const method = req.method;
     if ((method !== "GET" && method !== "HEAD") || this.#list.length === 0 || !this.#deps.ready()) return false;
     const startedAt = performance.now();
-    const headers = req.headers;
+    const raw = req.rawHeaders;
     const url = req.url ?? "/";
-    const prepared = this.#find({ method, url, header: (name) => single(headers[name]) });
+    const prepared = this.#find({ method, url, header: (name) => rawHeader(raw, name) });
     if (!prepared) return false;
-    const id = resolveRequestId(single(headers["x-request-id"]) ?? null);
-    const out = this.#headers(prepared, id, single(headers.origin));
+    const id = resolveRequestId(rawHeader(raw, "x-request-id") ?? null);
+    const out = this.#headers(prepared, id, rawHeader(raw, "origin"));
     res.writeHead(prepared.status, out);
     res.end(method === "HEAD" ? undefined : prepared.body);
     this.#observed(method, url, prepared, startedAt, id);
@@ -108,11 +123,16 @@ export class Shortcuts {
   }
 
   #headers(prepared: PreparedResponse, id: string, origin: string | undefined): string[] {
-    const out = [...SECURITY_PAIRS, "x-request-id", id];
+    let fixed = this.#fixed.get(prepared);
+    if (!fixed) {
+      fixed = [...SECURITY_PAIRS, ...prepared.headers];
+      if (prepared.body) fixed.push("content-length", String(prepared.body.byteLength));
+      this.#fixed.set(prepared, fixed);
+    }
+    const out = fixed.slice();
+    out.push("x-request-id", id);
     const cors = origin === undefined ? undefined : this.#deps.cors.headersFor(origin);
     if (cors) for (const name in cors) out.push(name, cors[name] as string);
-    for (const value of prepared.headers) out.push(value);
-    if (prepared.body) out.push("content-length", String(prepared.body.byteLength));
     return out;
   }
 
