@@ -650,9 +650,45 @@ describe("CDN purge forwarding", () => {
         cdn_purges_dead: 1,
       });
       expect(down.deliveries.length).toBe(1);
+
+      // The relay works again: `vellum cache replay` requeues the dead purge and the worker sends it.
+      down.status = 200;
+      const printed: string[] = [];
+      const io = {
+        options: {},
+        positionals: [],
+        interactive: false,
+        print: (line: string) => printed.push(line),
+        progress() {},
+      };
+      expect(await d.t.vellum.runCommand("cache replay", io)).toBe(0);
+      expect(printed).toEqual(["cache replay: 1 dead CDN purge(s) queued again"]);
+      await waitFor(async () => down.deliveries.length === 2, "the replayed purge");
+      await waitFor(async () => {
+        const state = (await (await d.t.fetch("/health/cache")).json()) as Record<string, unknown>;
+        return state.status === "ok" && state.cdn_purges_dead === 0;
+      }, "/health/cache ok again");
     } finally {
       await d.close();
       await closeServer(down.server);
+    }
+  });
+
+  it("`vellum cache replay` without forwarding says there is nothing to replay", async () => {
+    const plain = await createTestVellum({ plugins: [articles(), cache()] });
+    try {
+      const printed: string[] = [];
+      const io = {
+        options: {},
+        positionals: [],
+        interactive: false,
+        print: (line: string) => printed.push(line),
+        progress() {},
+      };
+      expect(await plain.vellum.runCommand("cache replay", io)).toBe(1);
+      expect(printed[0]).toContain("CDN forwarding is off");
+    } finally {
+      await plain.close();
     }
   });
 
