@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { cp, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { sql } from "kysely";
 import { createVellum } from "../../packages/core/dist/index.js";
 import { defaultPlugins } from "../../packages/vellum/dist/index.js";
+import { startServer } from "../lib/server.mjs";
 import { articleBody } from "./articles-data.mjs";
 
 const IN_FLIGHT = 512;
@@ -115,4 +116,29 @@ export async function seededTemplate({ apiKey, count, deepPages }) {
 export async function copyOf(template, into) {
   await cp(template, into, { recursive: true });
   return into;
+}
+
+/**
+ * Starts a server (`args(port, dataDir)`) on a private copy of the seeded directory, made in a new
+ * folder under `parent`; stopping the server removes the copy.
+ * @param {string} template
+ * @param {string} parent
+ * @param {{ args: (port: number, dataDir: string) => string[], readyPath: string, env?: Record<string, string> }} options
+ */
+export async function serveCopy(template, parent, { args, readyPath, env }) {
+  const dataDir = await copyOf(template, await mkdtemp(join(parent, "vellum-run-")));
+  try {
+    const server = await startServer({ args: (port) => args(port, dataDir), readyPath, env });
+    return {
+      ...server,
+      dataDir,
+      async stop() {
+        await server.stop();
+        await rm(dataDir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    await rm(dataDir, { recursive: true, force: true });
+    throw err;
+  }
 }

@@ -1,11 +1,9 @@
-import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defaultDuration, runLoad, runServerLoad, withServerCpu } from "../lib/load.mjs";
 import { startServer } from "../lib/server.mjs";
 import { measureCreates } from "./articles-creates.mjs";
-import { copyOf, seededTemplate } from "./articles-seed.mjs";
+import { seededTemplate, serveCopy } from "./articles-seed.mjs";
 
 /** Articles in the seeded database; env BENCH_ARTICLES_SEED overrides (quick trial runs). */
 const SEEDED = Number(process.env.BENCH_ARTICLES_SEED) || 100_000;
@@ -28,27 +26,8 @@ const env = { SERVICE_API_KEY: API_KEY, SERVICE_LOG_LEVEL: "warn" };
  */
 
 /** Starts `args` on a private copy of the seeded directory, removed again on stop. */
-async function onCopy(template, args, extraEnv = {}) {
-  const dataDir = await copyOf(template, await mkdtemp(join(tmpdir(), "vellum-bench-articles-run-")));
-  try {
-    const server = await startServer({
-      args: (port) => args(port, dataDir),
-      readyPath: READY_PATH,
-      env: { ...env, ...extraEnv },
-    });
-    return {
-      ...server,
-      dataDir,
-      async stop() {
-        await server.stop();
-        await rm(dataDir, { recursive: true, force: true });
-      },
-    };
-  } catch (err) {
-    await rm(dataDir, { recursive: true, force: true });
-    throw err;
-  }
-}
+const onCopy = (template, args, extraEnv = {}) =>
+  serveCopy(template, tmpdir(), { args, readyPath: READY_PATH, env: { ...env, ...extraEnv } });
 
 /** @type {ArticlesTarget[]} baseline first, then the two references (the ratios below depend on this order) */
 const targets = [

@@ -7,7 +7,7 @@ import { defaultDuration, runLoad, runServerLoad, withServerCpu } from "../lib/l
 import { runNodeJson } from "../lib/node-json.mjs";
 import { startServer } from "../lib/server.mjs";
 import { TAGS } from "./articles-data.mjs";
-import { copyOf, seededTemplate } from "./articles-seed.mjs";
+import { seededTemplate, serveCopy } from "./articles-seed.mjs";
 
 /** Articles in the seeded database (the articles scenario's cached seed); env BENCH_ARTICLES_SEED overrides. */
 const SEEDED = Number(process.env.BENCH_ARTICLES_SEED) || 100_000;
@@ -47,26 +47,12 @@ const READS = [
  */
 
 /** `vellum serve` (default plugins) on a private copy of the seeded directory, removed again on stop. */
-async function vellumOnCopy(template, workDir, extraEnv) {
-  const dataDir = await copyOf(template, await mkdtemp(join(workDir, "vellum-")));
-  try {
-    const server = await startServer({
-      args: (port) => [vellumBin, "serve", "--port", String(port), "--host", "127.0.0.1", "--data-dir", dataDir],
-      readyPath: READY_PATH,
-      env: { ...env, ...extraEnv },
-    });
-    return {
-      ...server,
-      async stop() {
-        await server.stop();
-        await rm(dataDir, { recursive: true, force: true });
-      },
-    };
-  } catch (err) {
-    await rm(dataDir, { recursive: true, force: true });
-    throw err;
-  }
-}
+const vellumOnCopy = (template, workDir, extraEnv) =>
+  serveCopy(template, workDir, {
+    args: (port, dataDir) => [vellumBin, "serve", "--port", String(port), "--host", "127.0.0.1", "--data-dir", dataDir],
+    readyPath: READY_PATH,
+    env: { ...env, ...extraEnv },
+  });
 
 /** @type {CacheTarget[]} baseline first; the replay needs the responses captured from the cached Vellum before it */
 const targets = [

@@ -16,7 +16,7 @@ export function cacheControlFor(options: Pick<CacheOptions, "sharedMaxAge" | "st
 
 /**
  * Cache (contract §6): ETag, `Cache-Control`, `Cache-Tag` and `Surrogate-Key` on the reads of
- * routes that declare `meta.cache`, 304s, a bounded local response cache answered before
+ * routes that declare `meta.cacheTags`, 304s, a bounded local response cache answered before
  * routing, exact purges on every article change, `POST /api/v1/cache/purge`, and purges
  * forwarded to a CDN when configured.
  */

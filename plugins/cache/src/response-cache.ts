@@ -42,10 +42,6 @@ export class ResponseCache {
     this.#cacheControl = options.cacheControl;
   }
 
-  get store(): CacheStore | undefined {
-    return this.#store;
-  }
-
   /** The kernel's shortcut: a held response as its prepared 200, or its 304 when the client has it. */
   readonly lookup = (request: ShortcutRequest): PreparedResponse | undefined => {
     const entry = this.#store?.get(request.url);
