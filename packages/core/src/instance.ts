@@ -6,7 +6,6 @@ import type { VellumHookApi } from "./hooks/hooks.js";
 import type { LifecycleState } from "./http/pipeline.js";
 import type { VellumMetrics } from "./metrics/metrics.js";
 import type { NodeListener } from "./node/handler.js";
-import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ListenOptions, VellumServer } from "./node/listen.js";
 import type { CommandIO } from "./plugin/commands.js";
 import type { JobQueue } from "./queue/job-queue.js";
@@ -43,8 +42,6 @@ export interface Vellum {
   runCommand(name: string, io: CommandIO): Promise<number>;
   /** True when some route has this path (Connect middleware passes other paths on). */
   handles(pathname: string): boolean;
-  /** Answers a GET or HEAD from a plugin's prepared responses before routing (the Node listener calls it first). */
-  shortcut(req: IncomingMessage, res: ServerResponse): boolean;
   /** Node listener for `http.createServer`, also usable as Connect/Express middleware. */
   readonly handler: NodeListener;
   /** Standalone: ready, then listen on `node:http`. */

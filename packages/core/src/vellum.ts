@@ -13,8 +13,8 @@ import { createHookApi, VellumHookBus } from "./hooks/hooks.js";
 import { createCorsPolicy } from "./http/cors.js";
 import { errorsPage } from "./http/errors-page.js";
 import { createPipeline, type LifecycleState } from "./http/pipeline.js";
-import { requestId } from "./http/request-id.js";
 import { createRequestObserver } from "./http/observe.js";
+import { requestId } from "./http/request-id.js";
 import { RouteTable } from "./http/routes.js";
 import { Shortcuts } from "./http/shortcuts.js";
 import { LifecycleCallbacks, once, withTimeout } from "./internal/lifecycle.js";
@@ -316,9 +316,12 @@ export function createVellum(input: VellumConfig): Vellum {
       return (await commands.get(name)(io)) ?? 0;
     },
     handles: (pathname) => routes.allowed(pathname).length > 0,
-    shortcut: (req, res) => shortcuts.node(req, res),
     get handler() {
-      handler ??= createNodeListener({ fetch: routed, handles: instance.handles, shortcut: instance.shortcut });
+      handler ??= createNodeListener({
+        fetch: routed,
+        handles: instance.handles,
+        shortcut: (req, res) => shortcuts.node(req, res),
+      });
       return handler;
     },
     listen: (options) => listen(instance, options),

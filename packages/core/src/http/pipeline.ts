@@ -44,8 +44,6 @@ export interface PipelineDeps {
 
 const JSON_CONTENT = { "content-type": "application/json; charset=utf-8" } as const;
 
-const matched = matchedRoute;
-
 function isPlainJson(value: unknown): value is object {
   if (value === null || typeof value !== "object") return false;
   const proto = Object.getPrototypeOf(value);
@@ -59,7 +57,6 @@ function isPlainJson(value: unknown): value is object {
  */
 export function createPipeline(deps: PipelineDeps) {
   const verifyKey = createKeyVerifier(deps.apiKey);
-  const observe = deps.observe;
   const proxyHint = createProxyHint(deps.logger);
 
   async function authenticate(event: H3Event, meta: RouteMeta): Promise<void> {
@@ -82,7 +79,7 @@ export function createPipeline(deps: PipelineDeps) {
   }
 
   async function middleware(event: H3Event, next: () => unknown): Promise<unknown> {
-    const route = matched(event);
+    const route = matchedRoute(event);
     const meta = route?.meta;
     if (deps.state() !== "ready" && !meta?.probe) {
       throw new ApiError("service_unavailable", "The service is not ready.", { headers: { "retry-after": "1" } });
@@ -144,7 +141,7 @@ export function createPipeline(deps: PipelineDeps) {
    * `Response` gets the headers added; other values (a string, a stream) go through h3 first.
    */
   function toKernelResponse(event: H3Event, value: unknown): Response | Promise<Response> {
-    const meta = matched(event)?.meta;
+    const meta = matchedRoute(event)?.meta;
     if (isReply(value)) {
       event.context.kernelHeadersApplied = true;
       return new FastResponse(value.body, {
@@ -164,7 +161,7 @@ export function createPipeline(deps: PipelineDeps) {
   function withKernelHeaders(event: H3Event, response: Response): Response {
     if (event.context.kernelHeadersApplied) return response;
     event.context.kernelHeadersApplied = true;
-    for (const [k, v] of Object.entries(kernelHeaders(deps, event, matched(event)?.meta))) {
+    for (const [k, v] of Object.entries(kernelHeaders(deps, event, matchedRoute(event)?.meta))) {
       if (k === "set-cookie") response.headers.append(k, v);
       else if (!response.headers.has(k) || k === "x-request-id") response.headers.set(k, v);
     }
@@ -179,9 +176,9 @@ export function createPipeline(deps: PipelineDeps) {
   }
 
   function observed(event: H3Event, response: Response): Response {
-    observe({
+    deps.observe({
       method: event.req.method,
-      route: matched(event)?.route ?? "unmatched",
+      route: matchedRoute(event)?.route ?? "unmatched",
       pathname: event.url.pathname,
       status: response.status,
       startedAt: event.context.startedAt as number | undefined,
@@ -202,7 +199,7 @@ export function createPipeline(deps: PipelineDeps) {
     // h3 rejects a path it cannot decode before `onRequest` runs: give it an id and a start too.
     if (event.context.requestId === undefined) onRequest(event);
     const id = requestId(event);
-    const base = kernelHeaders(deps, event, matched(event)?.meta);
+    const base = kernelHeaders(deps, event, matchedRoute(event)?.meta);
     const original = error.cause !== undefined && error.unhandled ? error.cause : error;
     const api = ApiError.is(original)
       ? original
