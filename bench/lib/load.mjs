@@ -51,6 +51,15 @@ export async function runLoad({
   args.push(url);
 
   const result = await runNodeJson(args, { label: "autocannon", timeoutMs: (duration + GRACE_SECONDS) * 1000 });
+  return loadSummary(result);
+}
+
+/**
+ * What the report reads of an autocannon result (also printed by the load scripts that run
+ * autocannon themselves, in their own process).
+ * @param {any} result autocannon's result object or its `--json` output
+ */
+export function loadSummary(result) {
   return {
     rps: result.requests.average,
     p50: result.latency.p50,

@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
+import { loadSummary } from "../lib/load.mjs";
 import { articleBody } from "./articles-data.mjs";
 
 /**
@@ -45,12 +46,7 @@ const result = await autocannon({
 });
 process.stdout.write(
   `${JSON.stringify({
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: result.errors,
-    non2xx: result.non2xx,
-    total: result.requests.total,
+    ...loadSummary(result),
     accepted: result["2xx"],
     durationSeconds: result.duration,
   })}\n`,

@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import autocannon from "autocannon";
+import { loadSummary } from "../lib/load.mjs";
 import { percentile } from "../search/stats.mjs";
 
 /**
@@ -160,12 +161,7 @@ const summary = (kind) => ({
 });
 process.stdout.write(
   `${JSON.stringify({
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    errors: result.errors,
-    non2xx: result.non2xx,
-    total: result.requests.total,
+    ...loadSummary(result),
     durationSeconds: result.duration,
     reads: summary("read"),
     writes: summary("write"),

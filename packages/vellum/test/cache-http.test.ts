@@ -3,7 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { VellumError } from "@vellum/core";
+import { type CommandIO, VellumError } from "@vellum/core";
 import { createTestVellum, type TestVellum } from "@vellum/core/testing";
 import { articles } from "@vellum/plugin-articles";
 import { cache } from "@vellum/plugin-cache";
@@ -516,6 +516,11 @@ async function purgeReceiver() {
   return receiver;
 }
 
+/** What a plugin command gets from the CLI, printing into `printed`. */
+function commandIO(printed: string[]): CommandIO {
+  return { options: {}, positionals: [], interactive: false, print: (line) => printed.push(line), progress() {} };
+}
+
 function closeServer(server: Server | undefined): Promise<void> {
   if (!server) return Promise.resolve();
   server.closeAllConnections();
@@ -654,14 +659,7 @@ describe("CDN purge forwarding", () => {
       // The relay works again: `vellum cache replay` requeues the dead purge and the worker sends it.
       down.status = 200;
       const printed: string[] = [];
-      const io = {
-        options: {},
-        positionals: [],
-        interactive: false,
-        print: (line: string) => printed.push(line),
-        progress() {},
-      };
-      expect(await d.t.vellum.runCommand("cache replay", io)).toBe(0);
+      expect(await d.t.vellum.runCommand("cache replay", commandIO(printed))).toBe(0);
       expect(printed).toEqual(["cache replay: 1 dead CDN purge(s) queued again"]);
       await waitFor(async () => down.deliveries.length === 2, "the replayed purge");
       await waitFor(async () => {
@@ -678,14 +676,7 @@ describe("CDN purge forwarding", () => {
     const plain = await createTestVellum({ plugins: [articles(), cache()] });
     try {
       const printed: string[] = [];
-      const io = {
-        options: {},
-        positionals: [],
-        interactive: false,
-        print: (line: string) => printed.push(line),
-        progress() {},
-      };
-      expect(await plain.vellum.runCommand("cache replay", io)).toBe(1);
+      expect(await plain.vellum.runCommand("cache replay", commandIO(printed))).toBe(1);
       expect(printed[0]).toContain("CDN forwarding is off");
     } finally {
       await plain.close();
