@@ -27,6 +27,7 @@ export type { KeyCheck, LifecycleState } from "./http/pipeline.js";
 export { requestId } from "./http/request-id.js";
 export { matchedRoute } from "./http/routes.js";
 export type { HttpMethod, MatchedRoute, PluginRouter, RouteHandler, RouteMeta, RouteRecord } from "./http/routes.js";
+export { requestTarget } from "./http/shortcuts.js";
 export type { PreparedResponse, Shortcut, ShortcutRequest } from "./http/shortcuts.js";
 export type { VellumMetrics } from "./metrics/metrics.js";
 export { declaredCommands, matchCommand } from "./plugin/commands.js";

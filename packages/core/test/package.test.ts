@@ -49,6 +49,7 @@ describe("public exports", () => {
         "readResponse",
         "readSettingsFromEnv",
         "requestId",
+        "requestTarget",
         "resolvePlugins",
         "responseFrom",
         "setting",

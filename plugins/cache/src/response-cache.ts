@@ -1,20 +1,17 @@
-import { type H3Event, matchedRoute, type PreparedResponse, readResponse, responseFrom } from "@vellum/core";
+import {
+  type H3Event,
+  matchedRoute,
+  type PreparedResponse,
+  readResponse,
+  requestTarget,
+  responseFrom,
+} from "@vellum/core";
 import type { ShortcutRequest } from "@vellum/core";
 import { buildEntry, CACHING_HEADERS, type CacheEntry, matchesIfNoneMatch } from "./entry.js";
 import type { CacheMetrics, MissReason, PurgeReason } from "./metrics.js";
 import type { CacheStore } from "./store.js";
 
 const EPOCH = "cacheEpoch";
-
-/**
- * The key a response is kept under: what the shortcut will look up, i.e. the request-target as the Node listener
- * received it (`req.url`, which URL parsing may have escaped: `'` and `"` in a query become `%27` and `%22`), or
- * the parsed path and query for a Fetch API request (whose URL is parsed already).
- */
-function cacheKey(event: H3Event): string {
-  const node = (event.runtime as { node?: { req?: { url?: string } } } | undefined)?.node;
-  return node?.req?.url ?? event.url.pathname + event.url.search;
-}
 
 /** Whether `[name, value, …]` holds a header called `name`. */
 function hasHeader(pairs: readonly string[], name: string): boolean {
@@ -71,7 +68,7 @@ export class ResponseCache {
       payload.response = responseFrom(parts);
       return;
     }
-    const key = cacheKey(event);
+    const key = requestTarget(event);
     const entry = buildEntry({
       key,
       route: route.route,

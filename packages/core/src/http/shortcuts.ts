@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { H3Event } from "h3";
 import type { CorsPolicy } from "./cors.js";
 import type { RequestObserver } from "./observe.js";
 import { resolveRequestId } from "./request-id.js";
@@ -11,6 +12,16 @@ export interface ShortcutRequest {
   readonly url: string;
   /** A request header by its lower-case name. */
   header(name: string): string | undefined;
+}
+
+/**
+ * The `url` a shortcut is given for this request, so a plugin can key what it prepares in a
+ * handler the way its shortcut will look it up: the request-target as the Node listener received
+ * it (before URL parsing escapes `'` or `"`), or the path and query of a Fetch API request.
+ */
+export function requestTarget(event: H3Event): string {
+  const node = (event.runtime as { node?: { req?: { url?: string } } } | undefined)?.node;
+  return node?.req?.url ?? event.url.pathname + event.url.search;
 }
 
 /** A response prepared once and sent as is; the kernel adds its per-request headers. */
