@@ -14,6 +14,9 @@ export interface ShortcutRequest {
   header(name: string): string | undefined;
 }
 
+/** The scheme and authority of an absolute URL, leaving its path and query. */
+const ORIGIN = /^[a-z][a-z0-9+.-]*:\/\/[^/?]*/i;
+
 /**
  * The `url` a shortcut is given for this request, so a plugin can key what it prepares in a
  * handler the way its shortcut will look it up: the request-target as the Node listener received
@@ -21,7 +24,7 @@ export interface ShortcutRequest {
  */
 export function requestTarget(event: H3Event): string {
   const node = (event.runtime as { node?: { req?: { url?: string } } } | undefined)?.node;
-  return node?.req?.url ?? event.url.pathname + event.url.search;
+  return node?.req?.url ?? event.url.href.replace(ORIGIN, "");
 }
 
 /** A response prepared once and sent as is; the kernel adds its per-request headers. */
@@ -51,9 +54,6 @@ export interface ShortcutDeps {
   observe: RequestObserver;
   report(error: unknown, plugin: string): void;
 }
-
-/** The scheme and authority of an absolute URL, leaving its path and query. */
-const ORIGIN = /^[a-z][a-z0-9+.-]*:\/\/[^/?]*/i;
 
 const SECURITY_PAIRS = Object.entries(SECURITY_HEADERS).flat();
 
