@@ -41,7 +41,7 @@ export type { Parsed, SettingDeclaration, SettingDeclarations, SettingProblem } 
 export type { JobQueue } from "./queue/job-queue.js";
 export type { PluginQueue } from "./queue/plugin-queue.js";
 export type { DeliveryHandler, JobRecord, JobStatus, ProcessOptions } from "./queue/types.js";
-export type { QueueStats, TransactionalHandler } from "./queue/types.js";
+export type { JobFilter, KeyStats, QueueStats, TransactionalHandler } from "./queue/types.js";
 export { MIN_API_KEY_LENGTH } from "./security/api-key.js";
 export { clientIp, isLoopback } from "./security/client-ip.js";
 export { compileTrustProxy, describeTrustProxy, trustEntryProblem } from "./security/trust-proxy.js";

@@ -220,8 +220,8 @@ describe("JobQueue", () => {
 
     healthy = true;
     expect(await queue.replay("b")).toBe(0);
-    expect(await queue.replay("a", [])).toBe(0);
-    expect(await queue.replay("a", [poison.id])).toBe(1);
+    expect(await queue.replay("a", { ids: [] })).toBe(0);
+    expect(await queue.replay("a", { ids: [poison.id] })).toBe(1);
     await waitFor(() => applied.includes("a:poison"));
     expect(await queue.get(poison.id)).toMatchObject({ status: "applied", attempts: 0, last_error: null });
     expect(await queue.replay()).toBe(0);
@@ -397,18 +397,18 @@ describe("JobQueue", () => {
     expect(await queue.get(dead.id)).toMatchObject({ status: "failed" });
   });
 
-  it("clears an applied job's payload unless the queue keeps it; dead-letter jobs keep theirs for replay", async () => {
+  it("clears an applied job's payload, or keeps what a delivery resolved to; dead-letter jobs keep theirs for replay", async () => {
     const { db, queue, process } = await setup();
     const cleared = await queue.enqueue(db, "writes", "write", { body: "x".repeat(2000) });
-    const kept = await queue.enqueue(db, "deliveries", "deliver", { url: "https://example.com/hook" });
+    const delivered = await queue.enqueue(db, "deliveries", "deliver", { url: "https://example.com/hook" });
     const dead = await queue.enqueue(db, "dead", "write", { n: 1 });
     process("writes", async () => {});
-    process("deliveries", async () => {}, { mode: "at-least-once", keepAppliedPayload: true });
+    process("deliveries", async () => ({ status: 204 }), { mode: "at-least-once" });
     process("dead", async () => Promise.reject(new Error("no")), { maxAttempts: 1 });
     queue.start();
     await waitFor(async () => (await queue.stats()).every((row) => row.queued === 0));
     expect(await queue.get(cleared.id)).toMatchObject({ status: "applied", payload: null });
-    expect(await queue.get(kept.id)).toMatchObject({ status: "applied", payload: { url: "https://example.com/hook" } });
+    expect(await queue.get(delivered.id)).toMatchObject({ status: "applied", payload: { status: 204 } });
     expect(await queue.get(dead.id)).toMatchObject({ status: "failed", payload: { n: 1 } });
   });
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { AnyDb, AnyTransaction } from "../src/db/types.js";
-import { collectForCommit, definePlugin, type HookPayload } from "../src/index.js";
+import { collectForCommit, definePlugin, type HookOptions, type HookPayload } from "../src/index.js";
 import { createTestVellum, type TestVellum } from "../src/testing/index.js";
 import { type NotesTables, notesPlugin } from "./fixtures/notes-plugin.js";
 import { hookFailures, noteCount, postNote } from "./helpers/notes.js";
@@ -14,7 +14,7 @@ afterEach(async () => {
 type CommitPayload = HookPayload<"article:commit">;
 
 /** A plugin with a table `<name>_rows (id)` whose `article:commit` subscriber is `fn`. */
-function committer(name: string, fn: (payload: CommitPayload) => void | Promise<void>) {
+function committer(name: string, fn: (payload: CommitPayload) => void | Promise<void>, options?: HookOptions) {
   return definePlugin({
     name,
     setup(ctx) {
@@ -27,7 +27,7 @@ function committer(name: string, fn: (payload: CommitPayload) => void | Promise<
               .execute(),
         },
       });
-      ctx.hooks.hook("article:commit", fn);
+      ctx.hooks.hook("article:commit", fn, options);
     },
   })();
 }
@@ -110,6 +110,38 @@ describe("commit hooks of a write (ctx.write)", () => {
     expect(await rowIds("indexer_rows")).toEqual(["fine"]);
     expect(seen).toEqual([{ id: "fine", stored: true }]);
     expect(await hookFailures(t, "notes", "article:commit")).toBeUndefined();
+  });
+
+  it("fail the write when a required subscriber of another plugin throws: nothing of the change commits", async () => {
+    const indexer = committer("indexer", ({ article, trx }) => insertRow(trx, "indexer_rows", article.id));
+    const outbox = committer(
+      "outbox",
+      async ({ article, trx }) => {
+        await insertRow(trx, "outbox_rows", article.id);
+        if (article.id === "lost") throw new Error("outbox full");
+      },
+      { required: true },
+    );
+    t = await createTestVellum({ plugins: [notesPlugin(), indexer, outbox] });
+
+    expect((await postNote(t, "kept")).status).toBe(201);
+    expect((await postNote(t, "lost")).status).toBe(500);
+    expect(await noteCount(t)).toBe(1);
+    expect(await rowIds("outbox_rows")).toEqual(["kept"]);
+    expect(await rowIds("indexer_rows")).toEqual(["kept"]);
+    expect(await hookFailures(t, "outbox", "article:commit")).toBeUndefined();
+  });
+
+  it("refuse a required subscriber on a hook that is not a commit hook", async () => {
+    const wrong = definePlugin({
+      name: "wrong",
+      setup(ctx) {
+        ctx.hooks.hook("article:afterCreate", () => undefined, { required: true });
+      },
+    })();
+    await expect(createTestVellum({ plugins: [notesPlugin(), wrong] })).rejects.toMatchObject({
+      message: expect.stringContaining("only commit hooks take a required subscriber"),
+    });
   });
 
   it("flush what subscribers collected once, before the commit, with the items of every subscriber", async () => {

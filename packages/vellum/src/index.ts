@@ -4,6 +4,7 @@ import { articles } from "@vellum/plugin-articles";
 import { cache } from "@vellum/plugin-cache";
 import { health } from "@vellum/plugin-health";
 import { search } from "@vellum/plugin-search";
+import { webhooks } from "@vellum/plugin-webhooks";
 
 export type { AnyVellumPlugin, VellumConfig, VellumPlugin } from "@vellum/core";
 export { defineConfig, definePlugin } from "@vellum/core";
@@ -16,6 +17,7 @@ const firstPartyPlugins: Array<() => AnyVellumPlugin> = [
   articles,
   search,
   cache,
+  webhooks,
   () => health({ expect: ["search", "webhooks", "backup"] }),
 ];
 

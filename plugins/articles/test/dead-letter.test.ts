@@ -86,7 +86,7 @@ describe("failed creates: retries, then the dead-letter queue", () => {
     const dead = await (await post(t, articleBody("poison-later"))).json();
     await waitForJob(t, dead.id);
     await off();
-    expect(await t.vellum.queue().replay("articles", [dead.id])).toBe(1);
+    expect(await t.vellum.queue().replay("articles", { ids: [dead.id] })).toBe(1);
     expect(await waitForJob(t, dead.id)).toEqual({ id: dead.id, status: "applied" });
     expect((await (await t.fetch(`${ARTICLES}/poison-later`)).json()).id).toBe(dead.id);
   });

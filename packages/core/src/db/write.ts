@@ -194,10 +194,10 @@ export class Writes {
         const subscribers = this.#bus.commitSubscribers(name);
         if (subscribers.length === 0) return;
         const full = { ...payload, trx } as never;
-        for (const { plugin, fn } of subscribers) {
+        for (const { plugin, fn, required } of subscribers) {
           scope.step = plugin;
           try {
-            if (plugin === owner) await fn(full);
+            if (plugin === owner || required) await fn(full);
             else
               await inSavepoint(trx, async () => fn(full), scope).catch((error: unknown) =>
                 this.#report(error, { plugin, hook: name }),

@@ -75,6 +75,11 @@ export const CoreErrors = {
     "VELLUM_HOOK_COMMIT_CALL",
     (name: string) => `hook '${name}' runs inside a write's transaction: emit it with w.commit() in ctx.write()`,
   ),
+  hookRequired: createErrorType(
+    "VELLUM_HOOK_REQUIRED",
+    (name: string, kind: string) =>
+      `hook '${name}' is ${kind}; only commit hooks take a required subscriber (its failure fails the write)`,
+  ),
   componentDuplicate: createErrorType(
     "VELLUM_HEALTH_COMPONENT_DUPLICATE",
     (name: string, first: string, second: string) =>

@@ -23,6 +23,8 @@ export type HookErrorReporter = (error: unknown, info: { plugin: string; hook: s
 export interface CommitSubscriber {
   plugin: string;
   fn: (payload: never) => unknown;
+  /** Its failure fails the write, as the writing plugin's own subscribers' do (`HookOptions.required`). */
+  required: boolean;
 }
 
 /** Hooks the kernel itself emits. */
@@ -77,11 +79,12 @@ export class VellumHookBus {
     return declared.kind;
   }
 
-  register<N extends HookName>(plugin: string, name: N, fn: VellumHooks[N]): () => void {
+  register<N extends HookName>(plugin: string, name: N, fn: VellumHooks[N], required = false): () => void {
     const kind = this.#kind(name, plugin);
+    if (required && kind !== "commit") throw CoreErrors.hookRequired([name, kind], { plugin });
     this.#counts.set(name, (this.#counts.get(name) ?? 0) + 1);
     let registered = true;
-    const off = this.#subscribe(plugin, name, kind, fn);
+    const off = this.#subscribe(plugin, name, kind, fn, required);
     return () => {
       if (!registered) return;
       registered = false;
@@ -95,10 +98,16 @@ export class VellumHookBus {
     return (this.#counts.get(name) ?? 0) > 0;
   }
 
-  #subscribe<N extends HookName>(plugin: string, name: N, kind: HookKind, fn: VellumHooks[N]): () => void {
+  #subscribe<N extends HookName>(
+    plugin: string,
+    name: N,
+    kind: HookKind,
+    fn: VellumHooks[N],
+    required: boolean,
+  ): () => void {
     const call = fn as (payload: HookPayload<N>) => unknown;
     if (kind === "commit") {
-      const entry: CommitSubscriber = { plugin, fn: call as CommitSubscriber["fn"] };
+      const entry: CommitSubscriber = { plugin, fn: call as CommitSubscriber["fn"], required };
       this.#commit.set(name, [...this.commitSubscribers(name), entry]);
       return () => {
         const rest = this.commitSubscribers(name).filter((s) => s !== entry);
@@ -150,6 +159,11 @@ export interface HookOptions {
    * plugin that works with or without, say, articles). Default: an undeclared hook fails setup.
    */
   optional?: boolean;
+  /**
+   * Commit hooks only: a throw fails the write instead of being rolled back and reported alone.
+   * For a subscriber whose work must commit with the change or not at all (an outbox of events).
+   */
+  required?: boolean;
 }
 
 /** What a plugin (or the host) sees as `ctx.hooks` / `vellum.hooks`. */
@@ -164,7 +178,7 @@ export function createHookApi(bus: VellumHookBus, owner: string, registry: Array
   return {
     hook(name, fn, options) {
       if (options?.optional && !bus.isDeclared(name)) return () => undefined;
-      const off = bus.register(owner, name, fn);
+      const off = bus.register(owner, name, fn, options?.required);
       registry.push(off);
       return off;
     },

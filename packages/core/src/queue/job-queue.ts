@@ -7,7 +7,15 @@ import type { Writes } from "../db/write.js";
 import { VellumError } from "../errors/vellum-error.js";
 import { randomUnit } from "../internal/random-pool.js";
 import { JOBS_TABLE } from "./migrations.js";
-import type { DeliveryHandler, JobRecord, ProcessOptions, QueueStats, TransactionalHandler } from "./types.js";
+import type {
+  DeliveryHandler,
+  JobFilter,
+  JobRecord,
+  KeyStats,
+  ProcessOptions,
+  QueueStats,
+  TransactionalHandler,
+} from "./types.js";
 import { type QueueErrorHandler, QueueWorker, toJobRecord } from "./worker.js";
 
 /** Shared by every queue in the process so ids sort in enqueue order even within one millisecond. */
@@ -46,6 +54,8 @@ export class JobQueue {
   readonly #db: AnyDb;
   readonly #workers = new Map<string, QueueWorker>();
   readonly #appliedAfterPrune = new Map<string, (id: string) => Promise<boolean>>();
+  /** Queues that keep their applied jobs longer or shorter than the default (`retainAppliedMs`). */
+  readonly #retention = new Map<string, number>();
   /** The insert of `enqueue`, compiled once: it runs for every write that goes through a queue. */
   readonly #insert: PreparedQuery;
   #started = false;
@@ -106,6 +116,7 @@ export class JobQueue {
     const worker = new QueueWorker(queue, owner, run, options, this.#options);
     this.#workers.set(queue, worker);
     if (options.appliedAfterPrune) this.#appliedAfterPrune.set(queue, options.appliedAfterPrune);
+    if (options.retainAppliedMs !== undefined) this.#retention.set(queue, options.retainAppliedMs);
     if (this.#started) worker.start();
   }
 
@@ -143,7 +154,6 @@ export class JobQueue {
     return row ? toJobRecord(row as JobsTable) : undefined;
   }
 
-  /** One row per queue that has queued or failed (dead-letter) jobs, sorted by queue name. */
   /** Jobs of `queue` waiting to be applied (retries included). */
   async depth(queue: string): Promise<number> {
     const query = sql<{
@@ -152,6 +162,7 @@ export class JobQueue {
     return Number((await query.execute(this.#db)).rows[0]?.n ?? 0);
   }
 
+  /** One row per queue that has queued or failed (dead-letter) jobs, sorted by queue name. */
   async stats(): Promise<QueueStats[]> {
     const query = sql<QueueStats>`SELECT queue, SUM(status = 'queued') AS queued, SUM(status = 'failed') AS failed
       FROM _vellum_jobs WHERE status IN ('queued', 'failed') GROUP BY queue ORDER BY queue`;
@@ -159,9 +170,34 @@ export class JobQueue {
     return rows.map((row) => ({ queue: row.queue, queued: Number(row.queued), failed: Number(row.failed) }));
   }
 
-  /** Moves dead-letter jobs (of `queue`, or only `ids`) back to queued with their attempts reset. */
-  async replay(queue?: string, ids?: string[]): Promise<number> {
-    if (ids?.length === 0) return 0;
+  /** Per key of `queue`: its jobs waiting, retrying and dead; keys with none of them are left out. */
+  async keyStats(queue: string): Promise<KeyStats[]> {
+    const query = sql<KeyStats>`SELECT key, SUM(status = 'queued') AS queued,
+        SUM(status = 'queued' AND attempts > 0) AS retrying, SUM(status = 'failed') AS failed
+      FROM _vellum_jobs WHERE status IN ('queued', 'failed') AND queue = ${queue} GROUP BY key ORDER BY key`;
+    const { rows } = await query.execute(this.#db);
+    return rows.map((row) => ({
+      key: row.key,
+      queued: Number(row.queued),
+      retrying: Number(row.retrying),
+      failed: Number(row.failed),
+    }));
+  }
+
+  /** The newest jobs of `queue` that match `filter` (id descending), at most `limit`, older than `before` if given. */
+  async list(queue: string, filter: JobFilter & { before?: string; limit: number }): Promise<JobRecord[]> {
+    let query = this.#db.selectFrom(JOBS_TABLE).selectAll().where("queue", "=", queue);
+    if (filter.status !== undefined) query = query.where("status", "=", filter.status);
+    if (filter.key !== undefined) query = query.where("key", "=", filter.key);
+    if (filter.ids !== undefined) query = query.where("id", "in", filter.ids.length > 0 ? [...filter.ids] : [""]);
+    if (filter.before !== undefined) query = query.where("id", "<", filter.before);
+    const rows = await query.orderBy("id", "desc").limit(filter.limit).execute();
+    return rows.map((row) => toJobRecord(row as JobsTable));
+  }
+
+  /** Moves dead-letter jobs (of `queue`, or only those `filter` selects) back to queued with their attempts reset. */
+  async replay(queue?: string, filter: Omit<JobFilter, "status"> = {}): Promise<number> {
+    if (filter.ids?.length === 0) return 0;
     let update = this.#db
       .updateTable(JOBS_TABLE)
       .set({
@@ -174,7 +210,8 @@ export class JobQueue {
       })
       .where("status", "=", "failed");
     if (queue !== undefined) update = update.where("queue", "=", queue);
-    if (ids) update = update.where("id", "in", ids);
+    if (filter.ids) update = update.where("id", "in", [...filter.ids]);
+    if (filter.key !== undefined) update = update.where("key", "=", filter.key);
     const result = await update.executeTakeFirst();
     const count = Number(result.numUpdatedRows);
     if (count > 0) {
@@ -184,14 +221,28 @@ export class JobQueue {
     return count;
   }
 
-  /** Deletes applied jobs last updated more than `olderThanMs` ago; returns how many. */
-  async prune(olderThanMs: number): Promise<number> {
-    const cutoff = new Date(Date.now() - olderThanMs).toISOString();
-    const result = await this.#db
+  /**
+   * Deletes applied jobs last updated longer ago than their queue keeps them (`retainAppliedMs`,
+   * else `defaultMs`); returns how many.
+   */
+  async prune(defaultMs: number): Promise<number> {
+    const cutoff = (ms: number) => new Date(Date.now() - ms).toISOString();
+    let deleted = 0;
+    for (const [queue, ms] of this.#retention) {
+      const result = await this.#db
+        .deleteFrom(JOBS_TABLE)
+        .where("status", "=", "applied")
+        .where("queue", "=", queue)
+        .where("updated_at", "<", cutoff(ms))
+        .executeTakeFirst();
+      deleted += Number(result.numDeletedRows);
+    }
+    let rest = this.#db
       .deleteFrom(JOBS_TABLE)
       .where("status", "=", "applied")
-      .where("updated_at", "<", cutoff)
-      .executeTakeFirst();
-    return Number(result.numDeletedRows);
+      .where("updated_at", "<", cutoff(defaultMs));
+    if (this.#retention.size > 0) rest = rest.where("queue", "not in", [...this.#retention.keys()]);
+    const result = await rest.executeTakeFirst();
+    return deleted + Number(result.numDeletedRows);
   }
 }

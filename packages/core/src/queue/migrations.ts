@@ -58,4 +58,21 @@ export const queueMigrations: MigrationSet = {
       await db.schema.alterTable("_vellum_jobs").dropColumn("key").execute();
     },
   },
+  /**
+   * The queued jobs of each key, oldest first: how an at-least-once worker finds the head of every
+   * key with one seek per key (`dueHeads`), and how a key's dead-letter and retry counts are read.
+   */
+  "0003_queued_keys": {
+    async up(db) {
+      await db.schema
+        .createIndex("_vellum_jobs_queued_keys")
+        .on("_vellum_jobs")
+        .columns(["queue", "key", "id"])
+        .where(sql.ref("status"), "=", "queued")
+        .execute();
+    },
+    async down(db) {
+      await db.schema.dropIndex("_vellum_jobs_queued_keys").execute();
+    },
+  },
 };

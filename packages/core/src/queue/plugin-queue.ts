@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from "kysely";
 import type { AnyDb } from "../db/types.js";
 import type { JobQueue } from "./job-queue.js";
-import type { DeliveryHandler, JobRecord, ProcessOptions, TransactionalHandler } from "./types.js";
+import type { DeliveryHandler, JobFilter, JobRecord, KeyStats, ProcessOptions, TransactionalHandler } from "./types.js";
 
 /** One durable job queue of a plugin (`ctx.queue()`, `ctx.queue("mail")`). */
 export interface PluginQueue<DB> {
@@ -26,8 +26,12 @@ export interface PluginQueue<DB> {
   get(id: string): Promise<JobRecord | undefined>;
   /** Applies queued job `id` now, as one write, ahead of the worker; false when it is not queued. */
   applyNow(id: string): Promise<boolean>;
-  /** Moves this queue's dead-letter jobs (or only `ids`) back to queued; returns how many. */
-  replay(ids?: string[]): Promise<number>;
+  /** Moves this queue's dead-letter jobs (or only those of `filter`'s ids or key) back to queued; returns how many. */
+  replay(filter?: Omit<JobFilter, "status">): Promise<number>;
+  /** The newest jobs that match `filter`, id descending: at most `limit`, older than job `before` if given. */
+  list(filter: JobFilter & { before?: string; limit: number }): Promise<JobRecord[]>;
+  /** Per key: jobs waiting, retrying and dead (keys with none are left out). */
+  keyStats(): Promise<KeyStats[]>;
 }
 
 export function createPluginQueue<DB>(queue: JobQueue, plugin: string, name?: string): PluginQueue<DB> {
@@ -44,6 +48,8 @@ export function createPluginQueue<DB>(queue: JobQueue, plugin: string, name?: st
     },
     applyNow: (id) => queue.applyNow(queueName, id),
     depth: () => queue.depth(queueName),
-    replay: (ids) => queue.replay(queueName, ids),
+    replay: (filter) => queue.replay(queueName, filter),
+    list: (filter) => queue.list(queueName, filter),
+    keyStats: () => queue.keyStats(queueName),
   };
 }

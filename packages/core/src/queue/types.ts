@@ -17,8 +17,12 @@ export interface JobRecord extends Omit<JobsTable, "payload" | "status"> {
  */
 export type TransactionalHandler<DB = never> = (job: JobRecord, w: Write<DB>) => Promise<void>;
 
-/** Runs outside any transaction (network I/O); the job is marked applied after it resolves, so at least once. */
-export type DeliveryHandler = (job: JobRecord) => Promise<void>;
+/**
+ * Runs outside any transaction (network I/O); the job is marked applied after it resolves, so at
+ * least once. What it resolves to (a small JSON value: a receiver's answer, a duration) replaces
+ * the applied job's payload; `undefined` clears it.
+ */
+export type DeliveryHandler = (job: JobRecord) => Promise<unknown>;
 
 export interface ProcessOptions {
   /** Default `transactional`. */
@@ -27,17 +31,23 @@ export interface ProcessOptions {
   batchSize?: number;
   /** Attempts before the job moves to the dead-letter queue (status `failed`). Default 5. */
   maxAttempts?: number;
-  /** Delay before retrying after the given failed attempt (1-based). Default exponential with jitter from ~1 s. */
-  backoffMs?: (attempt: number) => number;
+  /**
+   * Delay before retrying after the given failed attempt (1-based), given what it threw (an error
+   * may carry a delay the other side asked for). Default exponential with jitter from ~1 s.
+   */
+  backoffMs?: (attempt: number, error: unknown) => number;
+  /**
+   * At-least-once only: deliveries in flight at once, each of a different key (a key's jobs go one
+   * at a time, in id order; a key's later jobs wait while an earlier one waits for its retry).
+   * Default 1.
+   */
+  concurrency?: number;
   /** Safety poll for jobs enqueued by other processes, in milliseconds. Default 1000. */
   pollMs?: number;
+  /** How long applied jobs are kept (their status, for `GET /api/v1/jobs/:id` and operators). Default one day. */
+  retainAppliedMs?: number;
   /**
-   * Keep an applied job's payload (webhook deliveries to redeliver). Default false: the write that
-   * marks the job applied sets it to `null`, so applied jobs kept for their status stay small.
-   */
-  keepAppliedPayload?: boolean;
-  /**
-   * Whether a pruned job of this queue (applied jobs are kept a day) had been applied, so
+   * Whether a pruned job of this queue (applied jobs are kept a while) had been applied, so
    * `GET /api/v1/jobs/:id` still answers `applied` (say, because the record it created exists).
    */
   appliedAfterPrune?: (id: string) => Promise<boolean>;
@@ -47,4 +57,22 @@ export interface QueueStats {
   queue: string;
   queued: number;
   failed: number;
+}
+
+/** The jobs of one key of a queue that are not applied yet. */
+export interface KeyStats {
+  key: string | null;
+  /** Waiting, retries included. */
+  queued: number;
+  /** Waiting for a retry after a failed attempt. */
+  retrying: number;
+  /** In the dead-letter queue. */
+  failed: number;
+}
+
+/** Which jobs `list` and `replay` select; every field narrows. */
+export interface JobFilter {
+  ids?: readonly string[];
+  key?: string;
+  status?: JobStatus;
 }

@@ -1,5 +1,6 @@
 import { sql } from "kysely";
 import { PreparedQuery } from "../db/prepared.js";
+import { type DueJobs, dueHeads, dueInBatches } from "./due-jobs.js";
 import type { AnyDb, JobsTable } from "../db/types.js";
 import { inSavepoint } from "../db/write.js";
 import { publicJobErrorCode } from "./job-error.js";
@@ -49,6 +50,7 @@ interface Failure {
 /**
  * Works one queue: a loop that applies the queue's due jobs in id order, in order per key. A job
  * waiting for its retry holds back only the later jobs of its own key; every other job goes on.
+ * An at-least-once queue runs up to `concurrency` deliveries at once, never two of one key.
  */
 export class QueueWorker {
   readonly #queue: string;
@@ -60,10 +62,12 @@ export class QueueWorker {
   readonly #transactional: boolean;
   readonly #batchSize: number;
   readonly #maxAttempts: number;
-  readonly #backoffMs: (attempt: number) => number;
+  readonly #backoffMs: (attempt: number, error: unknown) => number;
   readonly #pollMs: number;
-  readonly #keepAppliedPayload: boolean;
-  readonly #due: PreparedQuery<JobsTable>;
+  readonly #concurrency: number;
+  /** At-least-once: the deliveries running now, by job id. */
+  readonly #inFlight = new Map<string, Promise<void>>();
+  readonly #due: DueJobs;
   readonly #nextRetry: PreparedQuery<{ next: number | null }>;
   #loop: Promise<void> | undefined;
   #stopped = true;
@@ -87,17 +91,8 @@ export class QueueWorker {
     this.#maxAttempts = Math.max(1, options.maxAttempts ?? 5);
     this.#backoffMs = options.backoffMs ?? defaultBackoffMs;
     this.#pollMs = options.pollMs ?? 1000;
-    this.#keepAppliedPayload = options.keepAppliedPayload ?? false;
-    // A job is held back by an earlier job of its key waiting for its retry (partial index 0002_job_keys).
-    this.#due = new PreparedQuery(
-      sql<JobsTable>`SELECT * FROM _vellum_jobs AS j
-        WHERE j.queue = ${queue} AND j.status = 'queued' AND j.run_at <= ${0}
-          AND NOT EXISTS (SELECT 1 FROM _vellum_jobs AS r
-            WHERE r.queue = j.queue AND r.key = j.key AND r.status = 'queued' AND r.attempts > 0
-              AND r.id < j.id AND r.run_at > ${0})
-        ORDER BY j.id LIMIT ${this.#batchSize}`.compile(shared.db),
-      4,
-    );
+    this.#concurrency = this.#transactional ? 1 : Math.max(1, options.concurrency ?? 1);
+    this.#due = this.#transactional ? dueInBatches(queue, shared.db) : dueHeads(queue, shared.db);
     this.#nextRetry = new PreparedQuery(
       sql<{ next: number | null }>`SELECT MIN(run_at) AS next FROM _vellum_jobs
         WHERE queue = ${queue} AND status = 'queued' AND attempts > 0`.compile(shared.db),
@@ -111,12 +106,13 @@ export class QueueWorker {
     this.#loop = this.#run();
   }
 
-  /** Stops taking new jobs and resolves once the batch in progress has finished. */
+  /** Stops taking new jobs and resolves once the batch or the deliveries in progress have finished. */
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#wake?.();
     const loop = this.#loop;
     await loop;
+    await Promise.all(this.#inFlight.values());
     if (this.#loop === loop) this.#loop = undefined;
   }
 
@@ -155,18 +151,21 @@ export class QueueWorker {
     });
   }
 
-  /** Applies the due jobs; returns how long to wait before looking again. */
+  /** Applies the due jobs (or starts their deliveries); returns how long to wait before looking again. */
   async #tick(): Promise<number> {
     const now = Date.now();
     const { db } = this.#shared;
-    const rows = await this.#due.rows(db, [this.#queue, now, now, this.#batchSize]);
+    const free = this.#concurrency - this.#inFlight.size;
+    if (free <= 0) return this.#pollMs;
+    const limit = this.#transactional ? this.#batchSize : free + this.#inFlight.size;
+    const rows = (await this.#due.rows(db, now, limit)).filter((row) => !this.#inFlight.has(row.id));
     if (rows.length === 0) {
       const next = Number((await this.#nextRetry.rows(db, [this.#queue]))[0]?.next ?? Number.NaN);
       return Number.isFinite(next) && next > now ? Math.min(next - now, this.#pollMs) : this.#pollMs;
     }
     const due = rows.map(toJobRecord);
     if (this.#transactional) await this.#applyBatch(due);
-    else await this.#deliver(due[0] as JobRecord);
+    else for (const job of due.slice(0, free)) this.#startDelivery(job);
     return 0;
   }
 
@@ -220,27 +219,38 @@ export class QueueWorker {
     return value;
   }
 
-  /** At least once: the handler runs outside any transaction and the job is marked applied afterwards. */
+  /** Runs a delivery beside the others; the loop looks again when it ends (its key's next job may start). */
+  #startDelivery(job: JobRecord): void {
+    const delivery = this.#deliver(job)
+      .catch((error: unknown) => this.#shared.onError(error, { queue: this.#queue, owner: this.#owner, jobId: job.id }))
+      .finally(() => {
+        this.#inFlight.delete(job.id);
+        this.notify();
+      });
+    this.#inFlight.set(job.id, delivery);
+  }
+
+  /**
+   * At least once: the handler runs outside any transaction and the job is marked applied
+   * afterwards, its payload replaced by what the handler resolved to.
+   */
   async #deliver(job: JobRecord): Promise<void> {
+    let result: unknown;
     try {
-      await (this.#handler as DeliveryHandler)(job);
+      result = await (this.#handler as DeliveryHandler)(job);
     } catch (error) {
       this.#reportFailure(await this.#recordFailure(this.#shared.db, job, error));
       return;
     }
-    await this.#markApplied(this.#shared.db, [job]);
+    await this.#markApplied(this.#shared.db, [job], JSON.stringify(result ?? null));
   }
 
-  async #markApplied(executor: AnyDb, jobs: readonly JobRecord[]): Promise<void> {
+  async #markApplied(executor: AnyDb, jobs: readonly JobRecord[], payload = "null"): Promise<void> {
     if (jobs.length === 0) return;
     const ids = jobs.map((job) => job.id);
     await executor
       .updateTable(JOBS_TABLE)
-      .set({
-        status: "applied",
-        updated_at: new Date().toISOString(),
-        ...(this.#keepAppliedPayload ? {} : { payload: "null" }),
-      })
+      .set({ status: "applied", updated_at: new Date().toISOString(), payload })
       .where("id", "in", ids)
       .where("status", "=", "queued")
       .execute();
@@ -249,7 +259,7 @@ export class QueueWorker {
   async #recordFailure(executor: AnyDb, job: JobRecord, error: unknown): Promise<Failure> {
     const attempts = job.attempts + 1;
     const dead = attempts >= this.#maxAttempts;
-    const retryInMs = dead ? 0 : Math.max(0, this.#backoffMs(attempts));
+    const retryInMs = dead ? 0 : Math.max(0, this.#backoffMs(attempts, error));
     await executor
       .updateTable(JOBS_TABLE)
       .set({

@@ -1,0 +1,181 @@
+import { describe, expect, it } from "vitest";
+import type { JobRecord } from "../src/queue/types.js";
+import { queueTestbed } from "./helpers/queue-testbed.js";
+import { waitFor } from "./helpers/wait.js";
+
+const { setup } = queueTestbed();
+
+/** A promise with its resolve function, to hold a delivery open. */
+function gate(): { promise: Promise<void>; open: () => void } {
+  let open = () => {};
+  const promise = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { promise, open };
+}
+
+describe("at-least-once queues: concurrent deliveries, one at a time per key", () => {
+  it("runs different keys at once up to the bound, and a key's jobs one at a time in id order", async () => {
+    const { db, queue, process } = await setup();
+    const gates = new Map<string, ReturnType<typeof gate>>();
+    const started: string[] = [];
+    let running = 0;
+    let most = 0;
+    process(
+      "hooks",
+      async (job: JobRecord) => {
+        const name = `${job.key}:${(job.payload as { n: number }).n}`;
+        started.push(name);
+        running++;
+        most = Math.max(most, running);
+        const g = gate();
+        gates.set(name, g);
+        await g.promise;
+        running--;
+      },
+      { mode: "at-least-once", concurrency: 2 },
+    );
+    for (const [key, n] of [
+      ["A", 1],
+      ["A", 2],
+      ["B", 1],
+      ["C", 1],
+      ["B", 2],
+    ] as const) {
+      await queue.enqueue(db, "hooks", "deliver", { n }, key);
+    }
+    queue.start();
+    await waitFor(() => started.length === 2);
+    // The heads of A and B; A's second job waits for its first, C for a free slot.
+    expect(started).toEqual(["A:1", "B:1"]);
+    gates.get("A:1")?.open();
+    await waitFor(() => started.length === 3);
+    expect(started[2]).toBe("A:2");
+    gates.get("B:1")?.open();
+    await waitFor(() => started.length === 4);
+    expect(started[3]).toBe("C:1");
+    gates.get("A:2")?.open();
+    await waitFor(() => started.length === 5);
+    expect(started[4]).toBe("B:2");
+    for (const name of ["C:1", "B:2"]) gates.get(name)?.open();
+    await waitFor(async () => (await queue.depth("hooks")) === 0);
+    expect(most).toBe(2);
+  });
+
+  it("holds a key's later jobs while its head waits for a retry, and lets other keys go on", async () => {
+    const { db, queue, process } = await setup();
+    const log: string[] = [];
+    let failures = 2;
+    process(
+      "hooks",
+      async (job: JobRecord) => {
+        const name = `${job.key}:${(job.payload as { n: number }).n}`;
+        if (name === "A:1" && failures-- > 0) {
+          log.push(`failed ${name}`);
+          throw new Error("receiver down");
+        }
+        log.push(name);
+      },
+      { mode: "at-least-once", concurrency: 4, backoffMs: () => 150 },
+    );
+    await queue.enqueue(db, "hooks", "deliver", { n: 1 }, "A");
+    await queue.enqueue(db, "hooks", "deliver", { n: 2 }, "A");
+    await queue.enqueue(db, "hooks", "deliver", { n: 1 }, "B");
+    await queue.enqueue(db, "hooks", "deliver", { n: 2 }, "B");
+    queue.start();
+    await waitFor(() => log.includes("A:2"));
+    expect(log.filter((line) => line.includes("A:"))).toEqual(["failed A:1", "failed A:1", "A:1", "A:2"]);
+    // B never waited for A's retries.
+    expect(log.indexOf("B:2")).toBeLessThan(log.indexOf("A:1"));
+  });
+
+  it("passes the error to the backoff, keeps what the handler resolved to, and stops only after deliveries in flight", async () => {
+    const { db, queue, process } = await setup();
+    const asked: Array<{ attempt: number; error: unknown }> = [];
+    const hold = gate();
+    let calls = 0;
+    process(
+      "hooks",
+      async () => {
+        calls++;
+        if (calls === 1) throw Object.assign(new Error("busy"), { retryAfterMs: 40 });
+        await hold.promise;
+        return { status: 204 };
+      },
+      {
+        mode: "at-least-once",
+        backoffMs: (attempt, error) => {
+          asked.push({ attempt, error });
+          return (error as { retryAfterMs: number }).retryAfterMs;
+        },
+      },
+    );
+    const job = await queue.enqueue(db, "hooks", "deliver", { body: "x" }, "A");
+    queue.start();
+    await waitFor(() => calls === 2);
+    expect(asked).toEqual([{ attempt: 1, error: expect.objectContaining({ message: "busy" }) }]);
+    const stopped = queue.stop();
+    let done = false;
+    void stopped.then(() => {
+      done = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(done).toBe(false);
+    hold.open();
+    await stopped;
+    expect(await queue.get(job.id)).toMatchObject({ status: "applied", attempts: 1, payload: { status: 204 } });
+  });
+});
+
+describe("listing, replaying and pruning one queue", () => {
+  it("lists newest first with filters, counts per key and replays by id or key", async () => {
+    const { db, queue, process } = await setup();
+    process(
+      "hooks",
+      async (job: JobRecord) => {
+        if (job.key === "down") throw new Error("no");
+      },
+      { mode: "at-least-once", maxAttempts: 1, concurrency: 2 },
+    );
+    const up = await queue.enqueue(db, "hooks", "deliver", {}, "up");
+    const dead1 = await queue.enqueue(db, "hooks", "deliver", {}, "down");
+    const dead2 = await queue.enqueue(db, "hooks", "deliver", {}, "down");
+    await queue.enqueue(db, "other", "write", {}, "down");
+    queue.start();
+    await waitFor(async () => (await queue.depth("hooks")) === 0);
+
+    expect((await queue.list("hooks", { limit: 10 })).map((j) => j.id)).toEqual([dead2.id, dead1.id, up.id]);
+    expect((await queue.list("hooks", { status: "failed", limit: 1 })).map((j) => j.id)).toEqual([dead2.id]);
+    expect((await queue.list("hooks", { status: "failed", limit: 5, before: dead2.id })).map((j) => j.id)).toEqual([
+      dead1.id,
+    ]);
+    expect((await queue.list("hooks", { key: "up", limit: 5 })).map((j) => j.id)).toEqual([up.id]);
+    expect(await queue.list("hooks", { ids: [], limit: 5 })).toEqual([]);
+    expect(await queue.keyStats("hooks")).toEqual([{ key: "down", queued: 0, retrying: 0, failed: 2 }]);
+
+    expect(await queue.replay("hooks", { key: "up" })).toBe(0);
+    expect(await queue.replay("hooks", { ids: [dead1.id], key: "down" })).toBe(1);
+    expect(await queue.replay("hooks", { key: "down" })).toBe(1);
+    // The other queue's job of the same key is not touched.
+    expect(await queue.stats()).toEqual(expect.arrayContaining([{ queue: "other", queued: 1, failed: 0 }]));
+  });
+
+  it("prunes applied jobs after their queue's own retention, others after the default", async () => {
+    const { db, queue, process } = await setup();
+    process("kept", async () => undefined, { mode: "at-least-once", retainAppliedMs: 7 * 86_400_000 });
+    process("brief", async () => undefined, { mode: "at-least-once" });
+    const kept = await queue.enqueue(db, "kept", "deliver", {});
+    const brief = await queue.enqueue(db, "brief", "deliver", {});
+    queue.start();
+    await waitFor(async () => (await queue.stats()).length === 0);
+    const twoDaysAgo = new Date(Date.now() - 2 * 86_400_000).toISOString();
+    await db.updateTable("_vellum_jobs").set({ updated_at: twoDaysAgo }).execute();
+    expect(await queue.prune(86_400_000)).toBe(1);
+    expect(await queue.get(brief.id)).toBeUndefined();
+    expect(await queue.get(kept.id)).toMatchObject({ status: "applied" });
+    const eightDaysAgo = new Date(Date.now() - 8 * 86_400_000).toISOString();
+    await db.updateTable("_vellum_jobs").set({ updated_at: eightDaysAgo }).execute();
+    expect(await queue.prune(86_400_000)).toBe(1);
+    expect(await queue.get(kept.id)).toBeUndefined();
+  });
+});

@@ -1,0 +1,71 @@
+import type { JobRecord } from "@vellum/core";
+import type { WebhookMetrics } from "./metrics.js";
+import type { Receiver } from "./receivers.js";
+import { DeliveryFailure, sendDelivery } from "./send.js";
+import { signWebhook } from "./verify.js";
+
+/** A delivery job's payload: the event, and its body as every attempt sends it. */
+export interface DeliveryPayload {
+  event: string;
+  body: string;
+}
+
+/** What a delivered job keeps once its body is dropped: the event and the receiver's answer. */
+export interface DeliveryResult {
+  event: string;
+  status?: number;
+  duration_ms?: number;
+  /** Why nothing was sent: the receiver was removed from the configuration since. */
+  skipped?: string;
+}
+
+export interface DispatcherOptions {
+  receivers: readonly Receiver[];
+  secret: string;
+  timeoutMs: number;
+  /** Attempts before the queue dead-letters a delivery (retries + 1). */
+  maxAttempts: number;
+  metrics: WebhookMetrics;
+  /** A receiver answered 2xx (for `/health/dependencies`' last success). */
+  onDelivered(receiver: Receiver, at: Date): void;
+}
+
+/**
+ * The delivery queue's handler: one signed POST of the event's body to the job's receiver (its
+ * key), with contract §7's headers. The timestamp is the attempt's, so a retry hours later is not
+ * refused as stale by the receiver; the event id stays the same across attempts.
+ */
+export function createDispatcher(options: DispatcherOptions): (job: JobRecord) => Promise<DeliveryResult> {
+  const byUrl = new Map(options.receivers.map((receiver) => [receiver.url, receiver]));
+  return async (job) => {
+    const payload = job.payload as DeliveryPayload;
+    const receiver = job.key === null ? undefined : byUrl.get(job.key);
+    if (!receiver) return { event: payload.event, skipped: "receiver is no longer in SERVICE_WEBHOOK_URLS" };
+    const timestamp = Math.floor(Date.now() / 1000);
+    const started = performance.now();
+    try {
+      const status = await sendDelivery({
+        receiver,
+        body: payload.body,
+        timeoutMs: options.timeoutMs,
+        headers: {
+          "content-type": "application/json",
+          "user-agent": "Vellum-Webhooks",
+          "x-service-event": job.type,
+          "x-service-delivery": payload.event,
+          "x-service-timestamp": String(timestamp),
+          "x-service-signature": signWebhook(options.secret, timestamp, payload.body),
+        },
+      });
+      const seconds = (performance.now() - started) / 1000;
+      options.metrics.attempt(receiver.name, "delivered", seconds);
+      options.metrics.delivered(receiver.name, (Date.now() - Date.parse(job.created_at)) / 1000);
+      options.onDelivered(receiver, new Date());
+      return { event: payload.event, status, duration_ms: Math.round(seconds * 1000) };
+    } catch (error) {
+      const last = job.attempts + 1 >= options.maxAttempts;
+      options.metrics.attempt(receiver.name, last ? "dead" : "failed", (performance.now() - started) / 1000);
+      throw error instanceof DeliveryFailure ? error : new DeliveryFailure(`${String(error)} at ${receiver.name}`);
+    }
+  };
+}

@@ -1,0 +1,99 @@
+import { definePlugin } from "@vellum/core";
+import { webhooksComponent } from "./component.js";
+import { createDispatcher } from "./dispatcher.js";
+import { articleEvent } from "./events.js";
+import { createWebhookMetrics } from "./metrics.js";
+import { checkWebhooksSettings, WEBHOOKS_SETTINGS, type WebhooksOptions } from "./options.js";
+import { createReceivers, findReceiver } from "./receivers.js";
+import { webhookBackoff } from "./retry.js";
+import { registerAdminRoutes } from "./routes.js";
+
+/**
+ * Webhooks (contract §7): each committed article change becomes one delivery per receiver,
+ * written to the plugin's `deliveries` queue in the change's own transaction (the outbox), then
+ * sent signed, at least once, in commit order per receiver, retried on the schedule, and
+ * dead-lettered for a replay. Receivers never share the write queue or wait for each other.
+ */
+export const webhooks = definePlugin<WebhooksOptions>({
+  name: "webhooks",
+  settings: WEBHOOKS_SETTINGS,
+  checkSettings: (options) => checkWebhooksSettings(options),
+  commands: {
+    "webhooks replay": {
+      description: "requeue dead-lettered deliveries: all, --id <delivery>, or --receiver <URL or host>",
+    },
+  },
+  // Only for the order of setup (its `article:commit` is subscribed to when installed): never imported.
+  optionalDependsOn: ["articles"],
+  setup(ctx) {
+    const options = ctx.options;
+    const receivers = createReceivers(options.urls);
+    const queue = ctx.queue("deliveries");
+    const lastSuccess = new Map<string, Date>();
+    const maxAttempts = options.retrySchedule.length + 1;
+
+    // Registered even without receivers: deliveries left for a removed receiver are then skipped.
+    queue.process(
+      createDispatcher({
+        receivers,
+        secret: options.secret ?? "",
+        timeoutMs: options.timeoutMs,
+        maxAttempts,
+        metrics: createWebhookMetrics(ctx.metrics),
+        onDelivered: (receiver, at) => lastSuccess.set(receiver.url, at),
+      }),
+      {
+        mode: "at-least-once",
+        concurrency: options.concurrency,
+        maxAttempts,
+        backoffMs: webhookBackoff(options.retrySchedule),
+        retainAppliedMs: options.retentionMs,
+      },
+    );
+
+    if (receivers.length > 0) {
+      // Required: a change whose events cannot be written does not commit (and its write is retried).
+      ctx.hooks.hook(
+        "article:commit",
+        async ({ op, article, trx }) => {
+          const event = articleEvent(op, article);
+          const payload = { event: event.id, body: event.body };
+          const executor = ctx.transaction(trx);
+          for (const receiver of receivers) await queue.enqueue(executor, event.type, payload, { key: receiver.url });
+        },
+        { optional: true, required: true },
+      );
+    }
+
+    ctx.onReady(async () => {
+      for (const receiver of receivers) {
+        const [last] = await queue.list({ status: "applied", key: receiver.url, limit: 1 });
+        if (last && !lastSuccess.has(receiver.url)) lastSuccess.set(receiver.url, new Date(last.updated_at));
+      }
+    });
+    ctx.onClose(() => {
+      for (const receiver of receivers) receiver.agent.destroy();
+    });
+
+    registerAdminRoutes(ctx.router, { queue, receivers });
+    ctx.command("webhooks replay", async (io) => {
+      const { id, receiver } = io.options;
+      if (typeof id === "boolean" || typeof receiver === "boolean") {
+        io.print("webhooks replay: --id and --receiver take a value");
+        return 2;
+      }
+      const target = receiver === undefined ? undefined : findReceiver(receivers, receiver);
+      if (receiver !== undefined && !target) {
+        io.print(`webhooks replay: no configured receiver is named '${receiver}' (see SERVICE_WEBHOOK_URLS)`);
+        return 2;
+      }
+      const count = await queue.replay({
+        ...(id === undefined ? {} : { ids: [id] }),
+        ...(target ? { key: target.url } : {}),
+      });
+      io.print(`webhooks replay: ${count} dead deliver${count === 1 ? "y" : "ies"} queued again`);
+      return 0;
+    });
+    ctx.healthComponent(webhooksComponent({ receivers, keyStats: () => queue.keyStats(), lastSuccess }));
+  },
+});
