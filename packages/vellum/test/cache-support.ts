@@ -5,12 +5,14 @@ import { createTestVellum, type TestVellum } from "@vellum/core/testing";
 import { articles } from "@vellum/plugin-articles";
 import { type CacheOptions, cache } from "@vellum/plugin-cache";
 import { expect } from "vitest";
+import { metric } from "./support.js";
+
+export { ARTICLES, createArticle, metric, waitFor } from "./support.js";
 
 // Helpers of cache-http.test.ts: a real instance (SQLite file, queue worker) with the articles and cache plugins,
 // the same requests over `vellum.fetch` and over a real HTTP server (the Node shortcut path), the SQL each request
 // runs, and the cache's own counters.
 
-export const ARTICLES = "/api/v1/articles";
 export const PURGE = "/api/v1/cache/purge";
 export const CACHE_CONTROL = "public, max-age=0, s-maxage=60, stale-while-revalidate=30";
 
@@ -52,28 +54,6 @@ export async function bootCache(
     },
     close: () => t.close(),
   };
-}
-
-/** Creates an article through the API and waits until the queue applied it, without reading it (no cache entry). */
-export async function createArticle(t: TestVellum, slug: string, tags: string[] = []): Promise<void> {
-  const body = { title: `Title of ${slug}`, slug, content: `<p>Body of ${slug}</p>`, tags };
-  const res = await t.fetch(ARTICLES, { method: "POST", json: body, headers: await t.writeHeaders() });
-  expect(res.status).toBe(202);
-  const { id } = (await res.json()) as { id: string };
-  await waitFor(async () => {
-    const job = (await (await t.fetch(`/api/v1/jobs/${id}`)).json()) as { status: string };
-    expect(job.status).not.toBe("failed");
-    return job.status === "applied";
-  }, `job ${id} applied`);
-}
-
-/** Polls `check` every 10 ms until it returns true (10 s at most). */
-export async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 // -------------------------------------------------------------------------------------------------------------
@@ -142,16 +122,6 @@ export async function httpClient(t: TestVellum): Promise<Client & { close(): Pro
 
 // -------------------------------------------------------------------------------------------------------------
 // The cache's counters and gauges, read from the instance's registry (what `/metrics` exposes)
-
-/** The sum of a metric's samples whose labels include `labels` (0 when it has none yet). */
-export async function metric(t: TestVellum, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const found = t.vellum.metrics.registry.getSingleMetric(name);
-  if (!found) return 0;
-  const { values } = await found.get();
-  return values
-    .filter((v) => Object.entries(labels).every(([k, value]) => v.labels[k] === value))
-    .reduce((sum, v) => sum + v.value, 0);
-}
 
 export interface CacheCounters {
   hits: number;
