@@ -203,7 +203,17 @@ const DATABASE_PASSWORD = "db-password-5e1d";
 const SHORT_KEY = "short-key-val";
 const STORED_SHORT_KEY = "stored-short";
 const UNCLAIMED_VALUE = "unclaimed-value-8c2b";
-const SECRETS = [API_KEY, DATABASE_PASSWORD, SHORT_KEY, STORED_SHORT_KEY, UNCLAIMED_VALUE];
+const WEBHOOK_PASSWORD = "hook-password-77f1";
+const SHORT_WEBHOOK_SECRET = "hook-secret-3a";
+const SECRETS = [
+  API_KEY,
+  DATABASE_PASSWORD,
+  SHORT_KEY,
+  STORED_SHORT_KEY,
+  UNCLAIMED_VALUE,
+  WEBHOOK_PASSWORD,
+  SHORT_WEBHOOK_SECRET,
+];
 
 interface BadCase {
   name: string;
@@ -225,6 +235,29 @@ const BAD: BadCase[] = [
     env: () => ({ SERVICE_DATABASE_URL: `postgres://vellum:${DATABASE_PASSWORD}@db.example/vellum` }),
   },
   { name: "API key too short", variable: "SERVICE_API_KEY", env: () => ({ SERVICE_API_KEY: SHORT_KEY }) },
+  {
+    name: "webhook receivers without a secret",
+    variable: "SERVICE_WEBHOOK_SECRET",
+    env: () => ({ SERVICE_WEBHOOK_URLS: "https://hooks.example/in" }),
+  },
+  {
+    name: "webhook secret too short",
+    variable: "SERVICE_WEBHOOK_SECRET",
+    env: () => ({ SERVICE_WEBHOOK_URLS: "https://hooks.example/in", SERVICE_WEBHOOK_SECRET: SHORT_WEBHOOK_SECRET }),
+  },
+  {
+    name: "webhook receiver that is not http(s)",
+    variable: "SERVICE_WEBHOOK_URLS",
+    env: () => ({ SERVICE_WEBHOOK_URLS: "ftp://hooks.example/in", SERVICE_WEBHOOK_SECRET: API_KEY }),
+  },
+  {
+    name: "webhook receiver with credentials",
+    variable: "SERVICE_WEBHOOK_URLS",
+    env: () => ({
+      SERVICE_WEBHOOK_URLS: `https://hook:${WEBHOOK_PASSWORD}@hooks.example/in`,
+      SERVICE_WEBHOOK_SECRET: API_KEY,
+    }),
+  },
   {
     name: "stored API key too short",
     variable: "SERVICE_API_KEY",

@@ -3,7 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { type CommandIO, VellumError } from "@vellum/core";
+import { VellumError } from "@vellum/core";
 import { createTestVellum, type TestVellum } from "@vellum/core/testing";
 import { articles } from "@vellum/plugin-articles";
 import { cache } from "@vellum/plugin-cache";
@@ -27,6 +27,7 @@ import {
   variant,
   waitFor,
 } from "./cache-support.js";
+import { commandIO } from "./support.js";
 
 /** The cacheable reads, with the one tag each response carries (contract §6). */
 interface CachedRoute {
@@ -517,10 +518,6 @@ async function purgeReceiver() {
 }
 
 /** What a plugin command gets from the CLI, printing into `printed`. */
-function commandIO(printed: string[]): CommandIO {
-  return { options: {}, positionals: [], interactive: false, print: (line) => printed.push(line), progress() {} };
-}
-
 function closeServer(server: Server | undefined): Promise<void> {
   if (!server) return Promise.resolve();
   server.closeAllConnections();

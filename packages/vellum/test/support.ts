@@ -1,3 +1,4 @@
+import type { CommandIO } from "@vellum/core";
 import type { TestVellum } from "@vellum/core/testing";
 import { expect } from "vitest";
 
@@ -35,4 +36,9 @@ export async function metric(t: TestVellum, name: string, labels: Record<string,
   return values
     .filter((v) => Object.entries(labels).every(([k, value]) => v.labels[k] === value))
     .reduce((sum, v) => sum + v.value, 0);
+}
+
+/** What a plugin command gets from the CLI, printing into `printed`, with `options` as flags. */
+export function commandIO(printed: string[], options: CommandIO["options"] = {}): CommandIO {
+  return { options, positionals: [], interactive: false, print: (line) => printed.push(line), progress() {} };
 }

@@ -4,7 +4,7 @@ import { health } from "@vellum/plugin-health";
 import { type DeliveryView, type WebhooksOptions, webhooks } from "@vellum/plugin-webhooks";
 import { signWebhook, verifyWebhook } from "@vellum/plugin-webhooks/verify";
 import { afterEach, describe, expect, it } from "vitest";
-import { ARTICLES, createArticle, metric, waitFor } from "./support.js";
+import { ARTICLES, commandIO, createArticle, metric, waitFor } from "./support.js";
 import { type Received, startReceiver, type TestReceiver } from "./webhook-receiver.js";
 
 // Webhooks end to end: a real instance (SQLite file, queue workers) with the articles and webhooks plugins,
@@ -203,6 +203,17 @@ describe("webhooks: events, signatures and retries", () => {
     expect(text).not.toContain(SECRET);
     expect(text).not.toContain("/hook");
 
+    const printed: string[] = [];
+    const unknown = commandIO(printed, { receiver: "elsewhere.example" });
+    expect(await t!.vellum.runCommand("webhooks replay", unknown)).toBe(2);
+    expect(
+      await t!.vellum.runCommand("webhooks replay", commandIO(printed, { id: "01J00000000000000000000000" })),
+    ).toBe(0);
+    expect(printed).toEqual([
+      "webhooks replay: no configured receiver is named 'elsewhere.example' (see SERVICE_WEBHOOK_URLS)",
+      "webhooks replay: 0 dead deliveries queued again",
+    ]);
+
     hook.answer(() => ({ status: 204 }));
     const replay = await t!.fetch("/admin/webhooks/replay", { method: "POST", headers: ADMIN });
     expect(await replay.json()).toEqual({ replayed: 1 });
@@ -213,6 +224,16 @@ describe("webhooks: events, signatures and retries", () => {
     expect(hook.received[3]?.headers["x-service-delivery"]).toBe(dead?.event_id);
     const after = (await (await t!.fetch("/health/webhooks")).json()) as { receivers: Array<Record<string, unknown>> };
     expect(after.receivers[0]).toMatchObject({ state: "ok", dead_letters: 0, last_success_at: expect.any(String) });
+
+    // `vellum webhooks replay --receiver <url>` requeues that receiver's dead deliveries.
+    hook.answer(() => ({ status: 503 }));
+    await createArticle(t!, "doomed-again");
+    await waitFor(async () => (await deliveries("?status=dead")).deliveries.length === 1, "a second dead letter");
+    hook.answer(() => ({ status: 204 }));
+    const io = commandIO(printed, { receiver: hook.url });
+    expect(await t!.vellum.runCommand("webhooks replay", io)).toBe(0);
+    expect(printed.at(-1)).toBe("webhooks replay: 1 dead delivery queued again");
+    await waitFor(async () => (await deliveries("?status=dead")).deliveries.length === 0, "the replayed delivery");
   });
 
   it("does not follow a redirect: a 3xx is retried like any failure", async () => {
