@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createTestVellum, type TestVellum } from "@vellum/core/testing";
 import { articles } from "@vellum/plugin-articles";
 import { health } from "@vellum/plugin-health";
@@ -316,6 +319,42 @@ describe("webhooks: order and isolation", () => {
     expect(cut).toMatchObject({ status: "retrying", attempts: 1, response_code: null });
     expect(cut?.last_error).toMatch(/^timed out after 3000 ms at 127\.0\.0\.1:\d+$/);
     expect(Date.now() - started).toBeGreaterThanOrEqual(3000);
+  });
+});
+
+describe("webhooks: shutdown and restart", () => {
+  it("cuts an attempt in flight at shutdown, and sends the event again after a restart", async () => {
+    const hook = await receiver();
+    hook.answer(() => "hang");
+    const dataDir = await mkdtemp(join(tmpdir(), "vellum-webhooks-"));
+    try {
+      const plugins = () => [
+        articles({ retryBaseMs: 5 }),
+        webhooks({ urls: [hook.url], secret: SECRET, retrySchedule: ["40ms"], timeoutMs: 60_000 }),
+      ];
+      const first = await createTestVellum({ plugins: plugins(), dataDir });
+      t = first;
+      await createArticle(first, "interrupted");
+      await waitFor(() => hook.received.length === 1, "the first attempt");
+      const closing = Date.now();
+      await first.close();
+      t = undefined;
+      expect(Date.now() - closing).toBeLessThan(5000);
+
+      hook.answer(() => ({ status: 204 }));
+      t = await createTestVellum({ plugins: plugins(), dataDir });
+      await waitFor(() => hook.received.length === 2, "the event sent again");
+      expect(hook.received[1]?.headers["x-service-delivery"]).toBe(hook.received[0]?.headers["x-service-delivery"]);
+      await waitFor(async () => (await deliveries()).deliveries[0]?.status === "delivered", "delivered");
+      expect((await deliveries()).deliveries[0]).toMatchObject({
+        attempts: 2,
+        last_error: `interrupted by shutdown at ${new URL(hook.url).host}`,
+      });
+    } finally {
+      await t?.close();
+      t = undefined;
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -26,6 +26,8 @@ export interface DispatcherOptions {
   /** Attempts before the queue dead-letters a delivery (retries + 1). */
   maxAttempts: number;
   metrics: WebhookMetrics;
+  /** Aborted when the instance shuts down: attempts in flight end at once and are retried after a restart. */
+  signal: AbortSignal;
   /** A receiver answered 2xx (for `/health/dependencies`' last success). */
   onDelivered(receiver: Receiver, at: Date): void;
 }
@@ -48,6 +50,7 @@ export function createDispatcher(options: DispatcherOptions): (job: JobRecord) =
         receiver,
         body: payload.body,
         timeoutMs: options.timeoutMs,
+        signal: options.signal,
         headers: {
           "content-type": "application/json",
           "user-agent": "Vellum-Webhooks",

@@ -40,6 +40,8 @@ export interface SendRequest {
   body: string;
   headers: Record<string, string>;
   timeoutMs: number;
+  /** Cuts the attempt short (the instance is shutting down). */
+  signal?: AbortSignal;
 }
 
 interface Answer {
@@ -50,7 +52,7 @@ interface Answer {
 /** A kept-alive connection the receiver had closed as it was reused: the request never reached it. */
 class StaleConnection extends Error {}
 
-function post({ receiver, body, headers, timeoutMs }: SendRequest): Promise<Answer> {
+function post({ receiver, body, headers, timeoutMs, signal }: SendRequest): Promise<Answer> {
   const url = new URL(receiver.url);
   const send = url.protocol === "https:" ? httpsRequest : httpRequest;
   return new Promise<Answer>((resolve, reject) => {
@@ -62,8 +64,12 @@ function post({ receiver, body, headers, timeoutMs }: SendRequest): Promise<Answ
     const timer = setTimeout(() => {
       req.destroy(new DeliveryFailure(`timed out after ${timeoutMs} ms at ${receiver.name}`));
     }, timeoutMs);
+    const abort = () => req.destroy(new DeliveryFailure(`interrupted by shutdown at ${receiver.name}`));
+    if (signal?.aborted) abort();
+    signal?.addEventListener("abort", abort, { once: true });
     const fail = (error: Error) => {
       clearTimeout(timer);
+      signal?.removeEventListener("abort", abort);
       const code = (error as NodeJS.ErrnoException).code;
       const stale = req.reusedSocket && (code === "ECONNRESET" || code === "EPIPE");
       reject(stale ? new StaleConnection(error.message) : error);
@@ -74,6 +80,7 @@ function post({ receiver, body, headers, timeoutMs }: SendRequest): Promise<Answ
       response.on("error", fail);
       response.on("end", () => {
         clearTimeout(timer);
+        signal?.removeEventListener("abort", abort);
         resolve({ status: response.statusCode ?? 0, response });
       });
       response.resume();
