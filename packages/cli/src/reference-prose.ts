@@ -48,7 +48,8 @@ export const COMMAND_LINE_HEADING = ["## Command line and kernel", ""];
 export const VALUE_NOTES = [
   "",
   "Empty variables count as unset. Booleans accept `true/false/1/0/yes/no/on/off`; lists are comma",
-  "separated.",
+  "separated. Defaults are shown in the variable's unit (megabytes, seconds, days); the config-file key",
+  "of such a setting takes the base unit its name says (`maxBytes`, `timeoutMs`).",
   "",
 ];
 

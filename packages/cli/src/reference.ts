@@ -24,7 +24,8 @@ function defaultCell(declaration: SettingDeclaration): string {
   if (declaration.defaultText !== undefined) return code(declaration.defaultText);
   if (declaration.default === undefined || declaration.secret) return "—";
   if (Array.isArray(declaration.default) && declaration.default.length === 0) return "empty";
-  return code(showPlain(declaration.default));
+  // In the variable's terms (`10` seconds), as `vellum config` shows it; the config-file key takes base units.
+  return code(declaration.show ? declaration.show(declaration.default) : showPlain(declaration.default));
 }
 
 function settingsTable(group: DeclaredGroup): string[] {

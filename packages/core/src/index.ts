@@ -18,7 +18,7 @@ export type { HealthComponent, RegisteredComponent } from "./health/components.j
 export type { HookKind, HookOptions, VellumHookApi } from "./hooks/hooks.js";
 export type { ArticleRecord, HookName, HookPayload, OperationContext } from "./hooks/types.js";
 export type { StorageChange, VellumErrorEvent, VellumHooks } from "./hooks/types.js";
-export { MAX_JSON_BYTES, readJsonBody } from "./http/body.js";
+export { MAX_JSON_BYTES, readJsonBody, requestBodyStream } from "./http/body.js";
 export { errorResponse } from "./http/envelope.js";
 export { isReply, json, Reply, rawJson, text } from "./http/json.js";
 export { intQuery, pathParam } from "./http/params.js";
@@ -48,7 +48,7 @@ export { compileTrustProxy, describeTrustProxy, trustEntryProblem } from "./secu
 export type { TrustProxy, TrustProxyDescription, TrustProxySetting } from "./security/trust-proxy.js";
 export type { LockoutOptions } from "./security/lockout.js";
 export { MemoryRateLimitStore, type RateLimitRule, type RateLimitStore } from "./security/rate-limit.js";
-export type { ArticlesService, VellumServices } from "./services.js";
+export type { ArticlesService, StorageQuotaService, VellumServices } from "./services.js";
 export { loadOrCreateSecret } from "./storage/data-folder.js";
 export { directoryBytes, type WalkedFile, walkFiles } from "./storage/walk.js";
 export { createVellum, type MigrateOutcome, type Vellum } from "./vellum.js";

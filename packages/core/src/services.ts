@@ -19,11 +19,22 @@ export interface ArticlesService {
 }
 
 /**
+ * The data dir's quota and what it holds, provided as service `storage` by the plugin that keeps
+ * the storage accounting (`STORAGE_QUOTA_GB`), so a plugin that stores files can bound them.
+ */
+export interface StorageQuotaService {
+  quotaBytes: number;
+  /** Bytes in use now: the database and every file under the data dir. */
+  usedBytes(): number;
+}
+
+/**
  * Typed services between plugins. A plugin declares what it provides by augmentation:
  * `declare module "@vellum/core" { interface VellumServices { articles: ArticlesService } }`.
  */
 export interface VellumServices {
   articles: ArticlesService;
+  storage: StorageQuotaService;
 }
 
 type Key = keyof VellumServices & string;

@@ -48,6 +48,7 @@ describe("public exports", () => {
         "readJsonBody",
         "readResponse",
         "readSettingsFromEnv",
+        "requestBodyStream",
         "requestId",
         "requestTarget",
         "resolvePlugins",

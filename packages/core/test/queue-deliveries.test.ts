@@ -125,6 +125,26 @@ describe("at-least-once queues: concurrent deliveries, one at a time per key", (
     await stopped;
     expect(await queue.get(job.id)).toMatchObject({ status: "applied", attempts: 1, payload: { status: 204 } });
   });
+
+  it("aborts a delivery's signal at stop; a delivery that fails then keeps its attempts for the next start", async () => {
+    const { db, queue, process } = await setup();
+    let signalled: AbortSignal | undefined;
+    process(
+      "hooks",
+      (_job: JobRecord, signal: AbortSignal) =>
+        new Promise((_resolve, reject) => {
+          signalled = signal;
+          signal.addEventListener("abort", () => reject(new Error("interrupted")));
+        }),
+      { mode: "at-least-once", maxAttempts: 1 },
+    );
+    const job = await queue.enqueue(db, "hooks", "deliver", {}, "A");
+    queue.start();
+    await waitFor(() => signalled !== undefined);
+    await queue.stop();
+    // One attempt allowed, yet not dead-lettered: the shutdown cut it.
+    expect(await queue.get(job.id)).toMatchObject({ status: "queued", attempts: 0, last_error: "interrupted" });
+  });
 });
 
 describe("listing, replaying and pruning one queue", () => {

@@ -278,8 +278,8 @@ describe("JobQueue", () => {
     release.resolve();
     await waitFor(async () => (await queue.get(hook.id))?.status === "applied");
     expect(deliveries).toEqual([
-      { args: 1, statusDuringDelivery: "queued" },
-      { args: 1, statusDuringDelivery: "queued" },
+      { args: 2, statusDuringDelivery: "queued" },
+      { args: 2, statusDuringDelivery: "queued" },
     ]);
   });
 

@@ -14,8 +14,8 @@ import { WalUpkeep } from "./wal-upkeep.js";
 
 /**
  * Health endpoints (contract §8), `/metrics`, WAL upkeep and storage accounting. Other plugins
- * take part by registering components (`ctx.healthComponent`) and through the `storage:changed` hook; this
- * plugin imports none and names none.
+ * take part by registering components (`ctx.healthComponent`) and through the `storage:changed` hook, and
+ * read the quota and its use through service `storage`; this plugin imports none and names none.
  */
 export const health = definePlugin<HealthOptions>({
   name: "health",
@@ -36,6 +36,7 @@ export const health = definePlugin<HealthOptions>({
     const upkeep = new WalUpkeep(ctx, options.wal, metrics);
 
     ctx.hooks.hook("storage:changed", (change) => usage.apply(change?.bytes));
+    ctx.provide("storage", { quotaBytes: usage.quotaBytes, usedBytes: () => usage.usedBytes() });
     ctx.onStart(async () => {
       refuseReservedNames(ctx.kernel.components());
       await usage.rescan().catch((error: unknown) => ctx.captureError(error, { task: "storage-scan" }));

@@ -26,8 +26,6 @@ export interface DispatcherOptions {
   /** Attempts before the queue dead-letters a delivery (retries + 1). */
   maxAttempts: number;
   metrics: WebhookMetrics;
-  /** Aborted when the instance shuts down: attempts in flight end at once and are retried after a restart. */
-  signal: AbortSignal;
   /** A receiver answered 2xx (for `/health/dependencies`' last success). */
   onDelivered(receiver: Receiver, at: Date): void;
 }
@@ -37,9 +35,12 @@ export interface DispatcherOptions {
  * key), with contract §7's headers. The timestamp is the attempt's, so a retry hours later is not
  * refused as stale by the receiver; the event id stays the same across attempts.
  */
-export function createDispatcher(options: DispatcherOptions): (job: JobRecord) => Promise<DeliveryResult> {
+export function createDispatcher(
+  options: DispatcherOptions,
+): (job: JobRecord, signal: AbortSignal) => Promise<DeliveryResult> {
   const byUrl = new Map(options.receivers.map((receiver) => [receiver.url, receiver]));
-  return async (job) => {
+  // `signal` aborts at shutdown: the attempt in flight ends at once and goes out again after a restart.
+  return async (job, signal) => {
     const payload = job.payload as DeliveryPayload;
     const receiver = job.key === null ? undefined : byUrl.get(job.key);
     if (!receiver) return { event: payload.event, skipped: "receiver is no longer in SERVICE_WEBHOOK_URLS" };
@@ -50,7 +51,7 @@ export function createDispatcher(options: DispatcherOptions): (job: JobRecord) =
         receiver,
         body: payload.body,
         timeoutMs: options.timeoutMs,
-        signal: options.signal,
+        signal,
         headers: {
           "content-type": "application/json",
           "user-agent": "Vellum-Webhooks",

@@ -12,8 +12,8 @@ export interface WebhooksOptions {
   retrySchedule: string[];
   /** Milliseconds delivered events are kept (listed, counted) before they are pruned. Default 7 days. */
   retentionMs: number;
-  /** Deliveries in flight at once, each to a different receiver. Default 8. */
-  concurrency: number;
+  /** Most deliveries in flight at once, each to a different receiver. Default: one per receiver. */
+  concurrency?: number;
 }
 
 const SECOND = 1000;
@@ -69,8 +69,9 @@ export const WEBHOOKS_SETTINGS: SettingDeclarations<WebhooksOptions> = {
   }),
   concurrency: setting.integer({
     env: "SERVICE_WEBHOOK_CONCURRENCY",
-    description: "deliveries in flight at once, each to a different receiver",
-    default: 8,
+    description:
+      "most deliveries in flight at once, each to a different receiver (default: one per receiver, so none waits for another)",
+    defaultText: "receivers",
     min: 1,
     max: 256,
   }),

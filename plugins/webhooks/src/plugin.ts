@@ -31,7 +31,6 @@ export const webhooks = definePlugin<WebhooksOptions>({
     const queue = ctx.queue("deliveries");
     const lastSuccess = new Map<string, Date>();
     const maxAttempts = options.retrySchedule.length + 1;
-    const shutdown = new AbortController();
 
     // Registered even without receivers: deliveries left for a removed receiver are then skipped.
     queue.process(
@@ -41,12 +40,11 @@ export const webhooks = definePlugin<WebhooksOptions>({
         timeoutMs: options.timeoutMs,
         maxAttempts,
         metrics: createWebhookMetrics(ctx.metrics),
-        signal: shutdown.signal,
         onDelivered: (receiver, at) => lastSuccess.set(receiver.url, at),
       }),
       {
         mode: "at-least-once",
-        concurrency: options.concurrency,
+        concurrency: options.concurrency ?? Math.max(1, receivers.length),
         maxAttempts,
         backoffMs: webhookBackoff(options.retrySchedule),
         retainAppliedMs: options.retentionMs,
@@ -73,8 +71,6 @@ export const webhooks = definePlugin<WebhooksOptions>({
         if (last && !lastSuccess.has(receiver.url)) lastSuccess.set(receiver.url, new Date(last.updated_at));
       }
     });
-    // Shutdown does not wait for a slow receiver: the attempt is cut, and sent again after the restart.
-    ctx.onPreClose(() => shutdown.abort());
     ctx.onClose(() => {
       for (const receiver of receivers) receiver.agent.destroy();
     });

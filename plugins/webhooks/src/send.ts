@@ -52,7 +52,8 @@ interface Answer {
 /** A kept-alive connection the receiver had closed as it was reused: the request never reached it. */
 class StaleConnection extends Error {}
 
-function post({ receiver, body, headers, timeoutMs, signal }: SendRequest): Promise<Answer> {
+/** One request; `deadline` (epoch ms) bounds it, so a resend shares the attempt's time limit. */
+function post({ receiver, body, headers, timeoutMs, signal }: SendRequest, deadline: number): Promise<Answer> {
   const url = new URL(receiver.url);
   const send = url.protocol === "https:" ? httpsRequest : httpRequest;
   return new Promise<Answer>((resolve, reject) => {
@@ -61,9 +62,12 @@ function post({ receiver, body, headers, timeoutMs, signal }: SendRequest): Prom
       agent: receiver.agent,
       headers: { ...headers, "content-length": String(Buffer.byteLength(body)) },
     });
-    const timer = setTimeout(() => {
-      req.destroy(new DeliveryFailure(`timed out after ${timeoutMs} ms at ${receiver.name}`));
-    }, timeoutMs);
+    const timer = setTimeout(
+      () => {
+        req.destroy(new DeliveryFailure(`timed out after ${timeoutMs} ms at ${receiver.name}`));
+      },
+      Math.max(0, deadline - Date.now()),
+    );
     const abort = () => req.destroy(new DeliveryFailure(`interrupted by shutdown at ${receiver.name}`));
     if (signal?.aborted) abort();
     signal?.addEventListener("abort", abort, { once: true });
@@ -96,11 +100,12 @@ function post({ receiver, body, headers, timeoutMs, signal }: SendRequest): Prom
  * request never reached it. Resolves with the status of a 2xx; throws `DeliveryFailure` otherwise.
  */
 export async function sendDelivery(request: SendRequest): Promise<number> {
+  const deadline = Date.now() + request.timeoutMs;
   let answer: Answer;
   try {
-    answer = await post(request).catch(async (error: unknown) => {
+    answer = await post(request, deadline).catch(async (error: unknown) => {
       if (!(error instanceof StaleConnection)) throw error;
-      return post(request);
+      return post(request, deadline);
     });
   } catch (error) {
     if (error instanceof DeliveryFailure) throw error;

@@ -23,7 +23,6 @@ describe("webhooks settings", () => {
       timeoutMs: 10_000,
       retrySchedule: ["10s", "1m", "5m", "30m", "2h", "6h"],
       retentionMs: 7 * 86_400_000,
-      concurrency: 8,
     });
     expect(problems({})).toEqual([]);
   });
@@ -75,10 +74,11 @@ describe("retry delays", () => {
     }
   });
 
-  it("honour Retry-After (seconds or a date) up to the schedule's longest delay", () => {
+  it("honour Retry-After (seconds or a date) to push a retry later, up to the schedule's longest delay", () => {
     const backoff = webhookBackoff(["10s", "1m"]);
     expect(backoff(1, new DeliveryFailure("HTTP 503 from x", 503, 30_000))).toBe(30_000);
     expect(backoff(1, new DeliveryFailure("HTTP 429 from x", 429, 3_600_000))).toBe(60_000);
+    expect(backoff(1, new DeliveryFailure("HTTP 503 from x", 503, 0))).toBeGreaterThanOrEqual(8000);
     expect(retryAfterMs("120")).toBe(120_000);
     expect(retryAfterMs(new Date(Date.UTC(2030, 0, 1, 0, 1)).toUTCString(), Date.UTC(2030, 0, 1))).toBe(60_000);
     expect(retryAfterMs("whenever")).toBeUndefined();

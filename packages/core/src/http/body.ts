@@ -1,4 +1,6 @@
 import type { IncomingMessage } from "node:http";
+import { Readable } from "node:stream";
+import type { ReadableStream as WebReadableStream } from "node:stream/web";
 import type { H3Event } from "h3";
 import { ApiError } from "../errors/api-error.js";
 
@@ -16,6 +18,17 @@ const tooLarge = (limit: number) => new ApiError("payload_too_large", `The body 
 /** The Node request behind the event, when served by `handler`/`listen`. */
 function nodeRequest(event: H3Event): (IncomingMessage & { body?: unknown }) | undefined {
   return (event.runtime as { node?: { req?: IncomingMessage } } | undefined)?.node?.req;
+}
+
+/**
+ * The request body as a Node stream, for a handler that streams it (an upload): the socket's own
+ * stream under the Node server, the web body otherwise.
+ */
+export function requestBodyStream(event: H3Event): Readable {
+  const node = nodeRequest(event);
+  if (node) return node;
+  const body = event.req.body;
+  return body ? Readable.fromWeb(body as WebReadableStream) : Readable.from([]);
 }
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>

@@ -24,7 +24,7 @@ export interface PluginQueue<DB> {
   depth(): Promise<number>;
   /** A job of this queue, or undefined. */
   get(id: string): Promise<JobRecord | undefined>;
-  /** Applies queued job `id` now, as one write, ahead of the worker; false when it is not queued. */
+  /** Transactional queues: applies queued job `id` now, as one write, ahead of the worker; false when it is not queued. */
   applyNow(id: string): Promise<boolean>;
   /** Moves this queue's dead-letter jobs (or only those of `filter`'s ids or key) back to queued; returns how many. */
   replay(filter?: Omit<JobFilter, "status">): Promise<number>;
@@ -41,7 +41,7 @@ export function createPluginQueue<DB>(queue: JobQueue, plugin: string, name?: st
     enqueue: (executor, type, payload, options) =>
       queue.enqueue(executor as unknown as AnyDb, queueName, type, payload, options?.key ?? null),
     process: (handler: TransactionalHandler<DB> | DeliveryHandler, options?: ProcessOptions) =>
-      queue.process(plugin, queueName, handler as TransactionalHandler<never>, options),
+      queue.process(plugin, queueName, handler as unknown as TransactionalHandler<never>, options),
     async get(id) {
       const job = await queue.get(id);
       return job?.queue === queueName ? job : undefined;

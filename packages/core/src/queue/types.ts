@@ -20,9 +20,10 @@ export type TransactionalHandler<DB = never> = (job: JobRecord, w: Write<DB>) =>
 /**
  * Runs outside any transaction (network I/O); the job is marked applied after it resolves, so at
  * least once. What it resolves to (a small JSON value: a receiver's answer, a duration) replaces
- * the applied job's payload; `undefined` clears it.
+ * the applied job's payload; `undefined` clears it. `signal` aborts when the queue stops (a
+ * shutdown): a delivery that then fails is tried again later without using up an attempt.
  */
-export type DeliveryHandler = (job: JobRecord) => Promise<unknown>;
+export type DeliveryHandler = (job: JobRecord, signal: AbortSignal) => Promise<unknown>;
 
 export interface ProcessOptions {
   /** Default `transactional`. */

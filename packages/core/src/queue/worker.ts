@@ -67,6 +67,8 @@ export class QueueWorker {
   readonly #concurrency: number;
   /** At-least-once: the deliveries running now, by job id. */
   readonly #inFlight = new Map<string, Promise<void>>();
+  /** Handed to deliveries; aborted by `stop()` so a slow one does not hold a shutdown. */
+  #abort = new AbortController();
   readonly #due: DueJobs;
   readonly #nextRetry: PreparedQuery<{ next: number | null }>;
   #loop: Promise<void> | undefined;
@@ -103,12 +105,17 @@ export class QueueWorker {
   start(): void {
     if (this.#loop) return;
     this.#stopped = false;
+    if (this.#abort.signal.aborted) this.#abort = new AbortController();
     this.#loop = this.#run();
   }
 
-  /** Stops taking new jobs and resolves once the batch or the deliveries in progress have finished. */
+  /**
+   * Stops taking new jobs, aborts the signal of the deliveries in progress, and resolves once they
+   * and the batch in progress have finished.
+   */
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#abort.abort();
     this.#wake?.();
     const loop = this.#loop;
     await loop;
@@ -205,6 +212,8 @@ export class QueueWorker {
 
   /** Applies queued job `id` now, ahead of the worker, as one write; false when it is no longer queued. */
   async applyNow(id: string): Promise<boolean> {
+    if (!this.#transactional)
+      throw new Error(`queue '${this.#queue}' delivers at least once: applyNow is for transactional queues`);
     const handler = this.#handler as TransactionalHandler<unknown>;
     const { db, writes } = this.#shared;
     const { value, committed } = await writes.transaction(db, this.#owner, async (trx, scope) => {
@@ -237,9 +246,11 @@ export class QueueWorker {
   async #deliver(job: JobRecord): Promise<void> {
     let result: unknown;
     try {
-      result = await (this.#handler as DeliveryHandler)(job);
+      result = await (this.#handler as DeliveryHandler)(job, this.#abort.signal);
     } catch (error) {
-      this.#reportFailure(await this.#recordFailure(this.#shared.db, job, error));
+      // Cut short by `stop()` (a shutdown): noted, but it does not use up one of the job's attempts.
+      if (this.#abort.signal.aborted) await this.#recordInterrupted(job, error);
+      else this.#reportFailure(await this.#recordFailure(this.#shared.db, job, error));
       return;
     }
     await this.#markApplied(this.#shared.db, [job], JSON.stringify(result ?? null));
@@ -253,6 +264,14 @@ export class QueueWorker {
       .set({ status: "applied", updated_at: new Date().toISOString(), payload })
       .where("id", "in", ids)
       .where("status", "=", "queued")
+      .execute();
+  }
+
+  async #recordInterrupted(job: JobRecord, error: unknown): Promise<void> {
+    await this.#shared.db
+      .updateTable(JOBS_TABLE)
+      .set({ last_error: errorMessage(error), updated_at: new Date().toISOString() })
+      .where("id", "=", job.id)
       .execute();
   }
 

@@ -81,6 +81,6 @@ export function createJobQueue(database: VellumDatabase, options: JobQueueHarnes
     name: string,
     handler: TransactionalHandler<AnyTables> | DeliveryHandler,
     processOptions?: ProcessOptions,
-  ) => queue.process(TEST_OWNER, name, handler as TransactionalHandler<never>, processOptions);
+  ) => queue.process(TEST_OWNER, name, handler as unknown as TransactionalHandler<never>, processOptions);
   return { queue, errors, reported, process };
 }
