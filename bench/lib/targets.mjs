@@ -11,7 +11,8 @@ const vellumBin = fileURLToPath(new URL("../../packages/vellum/bin/vellum.mjs", 
 /**
  * @typedef {object} Target
  * @property {string} name
- * @property {() => Promise<import("./server.mjs").RunningServer>} start spawns the server and waits for /health/live
+ * @property {(env?: NodeJS.ProcessEnv) => Promise<import("./server.mjs").RunningServer & { dataDir?: string }>} start
+ *   spawns the server (with `env` added to its environment) and waits for /health/live
  */
 
 /** @type {Target} */
@@ -26,19 +27,20 @@ export const h3Headers = {
   start: () => startServer({ args: (port) => [h3Server, "--port", String(port)] }),
 };
 
-/** @type {Target} `vellum serve` on a fresh temporary data directory, removed again on stop. */
+/** @type {Target} `vellum serve` on a fresh temporary data directory (`dataDir`), removed again on stop. */
 export const vellum = {
   name: "vellum serve",
-  async start() {
+  async start(env = {}) {
     const dataDir = await mkdtemp(join(tmpdir(), "vellum-bench-"));
     const cleanup = () => rm(dataDir, { recursive: true, force: true });
     try {
       const server = await startServer({
         args: (port) => [vellumBin, "serve", "--port", String(port), "--host", "127.0.0.1", "--data-dir", dataDir],
-        env: { SERVICE_LOG_LEVEL: "warn" },
+        env: { SERVICE_LOG_LEVEL: "warn", ...env },
       });
       return {
         ...server,
+        dataDir,
         async stop() {
           await server.stop();
           await cleanup();

@@ -31,17 +31,28 @@ function runCreateLoad({ url, apiKey, duration }) {
 }
 
 /**
- * While the load runs, one probe create every 100 ms, each polled on GET /api/v1/jobs/:id until
- * applied: milliseconds from its 202 to `applied`, as a client sees it.
+ * Headers of an API write from a client without a session: the API key, and a CSRF token fetched
+ * from the server, sent as its cookie and its header.
+ * @param {string} url the server's base URL
+ * @param {string} apiKey
  */
-async function probe({ url, apiKey, until }) {
+export async function writeHeaders(url, apiKey) {
   const { token } = await (await fetch(`${url}/api/v1/csrf`)).json();
-  const headers = {
+  if (!token) throw new Error("GET /api/v1/csrf gave no token");
+  return {
     authorization: `Bearer ${apiKey}`,
     cookie: `svc_csrf=${token}`,
     "x-csrf-token": token,
     "content-type": "application/json",
   };
+}
+
+/**
+ * While the load runs, one probe create every 100 ms, each polled on GET /api/v1/jobs/:id until
+ * applied: milliseconds from its 202 to `applied`, as a client sees it.
+ */
+async function probe({ url, apiKey, until }) {
+  const headers = await writeHeaders(url, apiKey);
   const lags = [];
   const pending = [];
   for (let n = 0; performance.now() < until; n++) {

@@ -59,8 +59,9 @@ export const queueMigrations: MigrationSet = {
     },
   },
   /**
-   * The queued jobs of each key, oldest first: how an at-least-once worker finds the head of every
-   * key with one seek per key (`dueHeads`), and how a key's dead-letter and retry counts are read.
+   * The queued jobs of each key, oldest first, and those without a key: how an at-least-once worker
+   * finds the head of every key with one seek per key and its unkeyed jobs (`dueHeads`) without
+   * reading the backlog.
    */
   "0003_queued_keys": {
     async up(db) {
@@ -70,8 +71,18 @@ export const queueMigrations: MigrationSet = {
         .columns(["queue", "key", "id"])
         .where(sql.ref("status"), "=", "queued")
         .execute();
+      // The jobs without a key, oldest first: SQLite would otherwise walk the queue's whole backlog
+      // through `(queue, status, id)` to find them.
+      await db.schema
+        .createIndex("_vellum_jobs_queued_unkeyed")
+        .on("_vellum_jobs")
+        .columns(["queue", "id"])
+        .where(sql.ref("status"), "=", "queued")
+        .where(sql.ref("key"), "is", null)
+        .execute();
     },
     async down(db) {
+      await db.schema.dropIndex("_vellum_jobs_queued_unkeyed").execute();
       await db.schema.dropIndex("_vellum_jobs_queued_keys").execute();
     },
   },

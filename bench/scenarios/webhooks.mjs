@@ -1,0 +1,384 @@
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
+import { defaultDuration, withServerCpu } from "../lib/load.mjs";
+import { freePort, startServer } from "../lib/server.mjs";
+import { vellum } from "../lib/targets.mjs";
+import { measureCreates, writeHeaders } from "./articles-creates.mjs";
+import { articleBody } from "./articles-data.mjs";
+
+/** Articles created for the delivery rate; env BENCH_WEBHOOK_EVENTS overrides (quick trial runs). */
+const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS) || 3_000;
+/** Create-throughput runs per configuration, alternating (none, 3, 3, none, …); env BENCH_WEBHOOK_ROUNDS. */
+const ROUNDS = Number(process.env.BENCH_WEBHOOK_ROUNDS) || 2;
+/** Issue 13's target: with 3 receivers, under 10 % fewer creates per second than with none. */
+const TARGET_SHARE = 0.9;
+const API_KEY = "bench-articles-api-key-0123456789abcdef";
+const SECRET = "bench-webhook-secret-0123456789abcdef";
+const QUEUE = "webhooks:deliveries";
+/** Creates in flight while the backlog for the delivery rate is made. */
+const IN_FLIGHT = 32;
+const POLL_MS = 100;
+/** Most a backlog may take to be written, or to drain, before the run goes on without it. */
+const WAIT_MS = 300_000;
+/** The receivers' process exits by itself this long after the longest wait it may see. */
+const RECEIVER_SLACK_SECONDS = 60;
+
+const receiverScript = fileURLToPath(new URL("../servers/webhook-receiver.mjs", import.meta.url));
+
+/**
+ * What a receiver reports (`GET /stats`): ms are the receivers' process clock.
+ * @typedef {object} ReceiverStats
+ * @property {number} port
+ * @property {number} count deliveries answered
+ * @property {number} firstMs
+ * @property {number} lastMs
+ * @property {Record<string, number>} bySecond deliveries answered in each whole second of that clock
+ * @property {number} outOfOrder
+ * @property {number} duplicates
+ * @property {{ n: number, p50: number, p95: number, p99: number, max: number }} lagMs commit → arrival
+ */
+
+/**
+ * `count` receivers on 127.0.0.1, one process for them all (see `bench/servers/webhook-receiver.mjs`).
+ * @param {number} count
+ * @param {{ hold?: boolean }} [options]
+ */
+async function startReceivers(count, { hold = false } = {}) {
+  const extra = await Promise.all(Array.from({ length: count - 1 }, freePort));
+  const lifetime = defaultDuration() + (3 * WAIT_MS) / 1000 + RECEIVER_SLACK_SECONDS;
+  const child = await startServer({
+    args: (port) => [
+      receiverScript,
+      ...["--ports", [port, ...extra].join(","), "--lifetime", String(lifetime)],
+      ...(hold ? ["--hold"] : []),
+    ],
+  });
+  const ports = [Number(new URL(child.url).port), ...extra];
+  return {
+    process: child,
+    urls: ports.map((port) => `http://127.0.0.1:${port}/hook`),
+    /** @returns {Promise<ReceiverStats[]>} */
+    stats: async () => (await fetch(`${child.url}/stats`)).json(),
+    release: async () => (await fetch(`${child.url}/release`, { method: "POST" })).json(),
+  };
+}
+
+/** The server's environment with these receivers (none: webhooks installed but off, as by default). */
+const webhookEnv = (urls, extra = {}) => ({
+  SERVICE_API_KEY: API_KEY,
+  ...(urls.length ? { SERVICE_WEBHOOK_URLS: urls.join(","), SERVICE_WEBHOOK_SECRET: SECRET } : {}),
+  ...extra,
+});
+
+/** Read-only counts of the server's queues, from its database file. */
+function queueCounts(dataDir) {
+  const db = new Database(join(dataDir, "db", "vellum.sqlite"), { readonly: true });
+  const count = db.prepare("SELECT count(*) AS n FROM _vellum_jobs WHERE queue = ? AND status = ?").pluck();
+  const articles = db.prepare("SELECT count(*) AS n FROM articles_items").pluck();
+  return {
+    /** @param {string} queue @param {"queued" | "applied" | "failed"} status */
+    jobs: (queue, status) => Number(count.get(queue, status)),
+    articles: () => Number(articles.get()),
+    close: () => db.close(),
+  };
+}
+
+/**
+ * Polls `done` every 100 ms for at most 300 s: whether it came true, and the milliseconds waited.
+ * @param {() => boolean} done
+ */
+async function waitFor(done) {
+  const started = performance.now();
+  let ok = done();
+  while (!ok && performance.now() - started < WAIT_MS) {
+    await sleep(POLL_MS);
+    ok = done();
+  }
+  return { ok, ms: performance.now() - started };
+}
+
+/** `count` creates through the API (POST /api/v1/articles, 32 in flight), each expected to answer 202. */
+async function createArticles(url, count, prefix) {
+  const headers = await writeHeaders(url, API_KEY);
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const i = next++;
+      const body = JSON.stringify(articleBody(`${prefix}-${i}`, i));
+      const res = await fetch(`${url}/api/v1/articles`, { method: "POST", headers, body });
+      await res.arrayBuffer();
+      if (res.status !== 202) throw new Error(`create ${i} answered ${res.status}`);
+    }
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+}
+
+/**
+ * All receivers' counts: deliveries, their rate from the first to the last, the slowest and the
+ * fastest whole second between (all receivers together), order and duplicates.
+ */
+function totals(stats) {
+  const count = stats.reduce((sum, s) => sum + s.count, 0);
+  const spanMs = Math.max(...stats.map((s) => s.lastMs)) - Math.min(...stats.map((s) => s.firstMs));
+  /** @type {Map<number, number>} */
+  const bySecond = new Map();
+  for (const s of stats) {
+    for (const [second, n] of Object.entries(s.bySecond)) bySecond.set(+second, (bySecond.get(+second) ?? 0) + n);
+  }
+  // The first and the last second are partial.
+  const whole = [...bySecond]
+    .sort(([a], [b]) => a - b)
+    .slice(1, -1)
+    .map(([, n]) => n);
+  return {
+    count,
+    perSecond: spanMs > 0 ? ((count - 1) * 1000) / spanMs : Number.NaN,
+    slowestSecond: whole.length ? Math.min(...whole) : Number.NaN,
+    fastestSecond: whole.length ? Math.max(...whole) : Number.NaN,
+    outOfOrder: stats.reduce((sum, s) => sum + s.outOfOrder, 0),
+    duplicates: stats.reduce((sum, s) => sum + s.duplicates, 0),
+  };
+}
+
+/**
+ * Commit → delivery from the server's `service_webhook_delivery_lag_seconds` histogram (all
+ * receivers together): the count, the mean, and the bucket bounds holding the median and the 99th.
+ */
+async function lagHistogram(url) {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  /** @type {Map<number, number>} */
+  const buckets = new Map();
+  let sum = 0;
+  let count = 0;
+  for (const line of text.split("\n")) {
+    if (!line.startsWith("service_webhook_delivery_lag_seconds")) continue;
+    const value = Number(line.slice(line.lastIndexOf(" ") + 1));
+    if (line.startsWith("service_webhook_delivery_lag_seconds_bucket")) {
+      const le = /le="([^"]+)"/.exec(line)?.[1] ?? "+Inf";
+      const bound = le === "+Inf" ? Number.POSITIVE_INFINITY : Number(le);
+      buckets.set(bound, (buckets.get(bound) ?? 0) + value);
+    } else if (line.startsWith("service_webhook_delivery_lag_seconds_sum")) sum += value;
+    else if (line.startsWith("service_webhook_delivery_lag_seconds_count")) count += value;
+  }
+  const sorted = [...buckets].sort(([a], [b]) => a - b);
+  const bound = (q) => sorted.find(([, n]) => n >= q * count)?.[0] ?? Number.NaN;
+  return {
+    count,
+    meanMs: count ? (sum / count) * 1000 : Number.NaN,
+    p50LeMs: bound(0.5) * 1000,
+    p99LeMs: bound(0.99) * 1000,
+  };
+}
+
+const n0 = (value) => (Number.isFinite(value) ? value.toFixed(0) : "n/a");
+const n1 = (value) => (Number.isFinite(value) ? value.toFixed(1) : "n/a");
+const cpuText = (us) => (typeof us === "number" ? `${us.toFixed(0)} µs` : "n/a");
+const orderText = (t) => `${t.outOfOrder} out of commit order, ${t.duplicates} twice`;
+
+/**
+ * Deliveries per second with `receiverCount` receivers: `EVENTS` creates make a backlog while the
+ * receivers hold their first delivery unanswered; once every create is applied (its deliveries in
+ * the outbox), the receivers let go and the backlog drains. The rate runs from the first answered
+ * delivery to the last, over all receivers. CPU per delivery: the server's and the receivers'.
+ */
+async function deliveryRate(receiverCount) {
+  const receivers = await startReceivers(receiverCount, { hold: true });
+  let server;
+  let counts;
+  try {
+    // A held delivery must not time out while the backlog is made.
+    server = await vellum.start(webhookEnv(receivers.urls, { SERVICE_WEBHOOK_TIMEOUT_SECONDS: "120" }));
+    counts = queueCounts(server.dataDir);
+    const expected = EVENTS * receiverCount;
+    await createArticles(server.url, EVENTS, `rate-${receiverCount}`);
+    const outbox = await waitFor(() => counts.jobs(QUEUE, "queued") === expected);
+    if (!outbox.ok) throw new Error(`the outbox did not reach ${expected} deliveries within ${WAIT_MS / 1000} s`);
+    const { result, cpuUsPerUnit: receiverCpuUs } = await withServerCpu(
+      receivers.process,
+      () =>
+        withServerCpu(
+          server,
+          async () => {
+            await receivers.release();
+            const drain = await waitFor(() => counts.jobs(QUEUE, "queued") === 0);
+            return { ...totals(await receivers.stats()), drained: drain.ok };
+          },
+          (drained) => drained.count,
+        ),
+      ({ result: drained }) => drained.count,
+    );
+    const failed = counts.jobs(QUEUE, "failed");
+    return {
+      receivers: receiverCount,
+      expected,
+      ...result.result,
+      failed,
+      cpuUsPerDelivery: result.cpuUsPerUnit,
+      receiverCpuUs,
+    };
+  } finally {
+    counts?.close();
+    await server?.stop();
+    await receivers.process.stop();
+  }
+}
+
+/**
+ * One create-throughput run (the articles scenario's create load: 50 connections, the run
+ * duration, then the creates' backlog drained) on a fresh `vellum serve` with `receiverCount`
+ * receivers; with receivers, it then waits for every delivery. Server CPU per acknowledged create,
+ * over the load and the creates' drain (as the articles scenario counts it), and then over the
+ * deliveries' drain.
+ */
+async function createRun(receiverCount) {
+  const receivers = receiverCount ? await startReceivers(receiverCount) : undefined;
+  let server;
+  let counts;
+  try {
+    server = await vellum.start(webhookEnv(receivers?.urls ?? []));
+    counts = queueCounts(server.dataDir);
+    const { result: creates, cpuUsPerUnit: cpuUsPerCreate } = await withServerCpu(
+      server,
+      () => measureCreates({ url: server.url, dataDir: server.dataDir, apiKey: API_KEY }),
+      (measured) => measured.load.accepted,
+    );
+    const run = { receivers: receiverCount, creates, cpuUsPerCreate, deliveries: undefined };
+    if (receivers) {
+      const backlogAtEnd = counts.jobs(QUEUE, "queued");
+      const { result: drain, cpuUsPerUnit: cpuUsPerCreateAfter } = await withServerCpu(
+        server,
+        () => waitFor(() => counts.jobs(QUEUE, "queued") === 0),
+        () => creates.load.accepted,
+      );
+      const stats = await receivers.stats();
+      run.deliveries = {
+        ...totals(stats),
+        expected: counts.articles() * receiverCount,
+        failed: counts.jobs(QUEUE, "failed"),
+        left: counts.jobs(QUEUE, "queued"),
+        backlogAtEnd,
+        drainMs: drain.ms,
+        cpuUsPerCreateAfter,
+        lagMs: stats.map((s) => s.lagMs),
+        histogram: await lagHistogram(server.url),
+      };
+    }
+    return { ...run, peakRssBytes: server.peakRssBytes() };
+  } finally {
+    counts?.close();
+    await server?.stop();
+    await receivers?.process.stop();
+  }
+}
+
+const mean = (values) => values.reduce((sum, v) => sum + v, 0) / values.length;
+const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+/** What went wrong with the deliveries of a measure, or undefined. */
+function deliveryProblem(d) {
+  const problems = [];
+  if (d.count < d.expected) problems.push(`${d.count} of ${d.expected} delivered`);
+  if (d.failed) problems.push(`${d.failed} dead`);
+  if (d.outOfOrder || d.duplicates) problems.push(orderText(d));
+  return problems.length ? problems.join(", ") : undefined;
+}
+
+/**
+ * Webhooks (issue 13) on `vellum serve` with the default plugins, receivers on 127.0.0.1 in a
+ * process of their own answering 204: deliveries per second to 1 receiver and to 3 (a backlog of
+ * `EVENTS` creates drained), and creates per second with 3 receivers against none, in alternating
+ * runs of the same length (target: under 10 % fewer), with the server's CPU per create and the
+ * commit → delivery lag.
+ * @type {import("./registry.mjs").Scenario}
+ */
+export default async function webhooksScenario() {
+  /** @type {import("./registry.mjs").LoadRow[]} */
+  const rows = [];
+  /** @type {string[]} */
+  const lines = [
+    `webhooks: a fresh data directory per server; receivers on 127.0.0.1 answer 204 from a process of their own; ` +
+      `delivery rate: a backlog of ${EVENTS} creates drained; create load: 50 connections, ${defaultDuration()} s per run`,
+  ];
+  /** @type {string[]} */
+  const failures = [];
+  const rates = [];
+  for (const receiverCount of [1, 3]) {
+    const name = `deliveries, ${plural(receiverCount, "receiver")}`;
+    process.stderr.write(`webhooks: ${name}, a backlog of ${EVENTS} creates\n`);
+    try {
+      const rate = await deliveryRate(receiverCount);
+      rates.push(rate);
+      lines.push(
+        `${name}: ${n0(rate.perSecond)}/s from the first to the last (slowest second ${n0(rate.slowestSecond)}, ` +
+          `fastest ${n0(rate.fastestSecond)}); ${rate.count} of ${rate.expected} delivered, ${rate.failed} dead, ` +
+          `${orderText(rate)}; CPU per delivery: server ${cpuText(rate.cpuUsPerDelivery)}, receivers ${cpuText(rate.receiverCpuUs)}`,
+      );
+      const problem = deliveryProblem(rate);
+      if (problem) failures.push(`${name}: ${problem}`);
+    } catch (err) {
+      failures.push(`${name}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  /** @type {Record<number, Array<Awaited<ReturnType<typeof createRun>>>>} */
+  const runs = { 0: [], 3: [] };
+  // none, 3, 3, none, …: a drift of the machine over the runs falls on both alike.
+  const order = Array.from({ length: 2 * ROUNDS }, (_, i) => (((i + 1) >> 1) % 2 === 0 ? 0 : 3));
+  for (const [i, receiverCount] of order.entries()) {
+    const name = `vellum serve, ${receiverCount ? plural(receiverCount, "receiver") : "no receivers"} (run ${i + 1})`;
+    process.stderr.write(`webhooks: creates, ${name}\n`);
+    try {
+      const run = await createRun(receiverCount);
+      runs[receiverCount].push(run);
+      rows.push({
+        target: `POST /api/v1/articles (acknowledged) · ${name}`,
+        ...run.creates.load,
+        peakRssBytes: run.peakRssBytes,
+        cpuUsPerRequest: run.cpuUsPerCreate,
+        ratio: null,
+      });
+      lines.push(`creates, ${name}: ${run.creates.lines[0]}; server CPU ${cpuText(run.cpuUsPerCreate)} per create`);
+      const d = run.deliveries;
+      if (d) {
+        const lag = d.lagMs.map((l) => `${n0(l.p50)} / ${n0(l.p99)} / ${n0(l.max)}`).join(", ");
+        const h = d.histogram;
+        lines.push(
+          `deliveries, ${name}: ${d.count} of ${d.expected} (${d.failed} dead, ${orderText(d)}), ` +
+            `${n0(d.perSecond)}/s from the first to the last (slowest second ${n0(d.slowestSecond)}); ` +
+            `${d.backlogAtEnd} waiting when the creates were applied, delivered ${n1(d.drainMs / 1000)} s later` +
+            `${d.left ? ` except ${d.left}` : ""}, ${cpuText(d.cpuUsPerCreateAfter)} of server CPU more per create; ` +
+            `commit → delivery p50 / p99 / max per receiver ${lag} ms; ` +
+            `server histogram: mean ${n0(h.meanMs)} ms, p50 ≤ ${n0(h.p50LeMs)} ms, p99 ≤ ${n0(h.p99LeMs)} ms (${h.count})`,
+        );
+        const problem = deliveryProblem(d);
+        if (problem) failures.push(`deliveries, ${name}: ${problem}`);
+      }
+    } catch (err) {
+      failures.push(`creates, ${name}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  const none = runs[0];
+  const three = runs[3];
+  if (none.length && three.length) {
+    const acked = (list) => mean(list.map((run) => run.creates.load.rps));
+    const applied = (list) => mean(list.map((run) => run.creates.appliedPerSecond));
+    const cpu = (list) => {
+      const us = list.map((run) => run.cpuUsPerCreate).filter((value) => typeof value === "number");
+      return us.length ? mean(us) : Number.NaN;
+    };
+    const after = mean(three.map((run) => run.deliveries?.cpuUsPerCreateAfter ?? Number.NaN));
+    const share = acked(three) / acked(none);
+    lines.push(
+      `creates with 3 receivers: ${n0(acked(three))}/s acknowledged against ${n0(acked(none))}/s with none, ` +
+        `${(share * 100).toFixed(1)} % (target ≥ ${TARGET_SHARE * 100} %, under 10 % fewer: ` +
+        `${share >= TARGET_SHARE ? "met" : "NOT met"}); applied ${n0(applied(three))} vs ${n0(applied(none))}/s; ` +
+        `server CPU per create ${n0(cpu(three))} vs ${n0(cpu(none))} µs, plus ${n0(after)} µs delivering after the load ` +
+        `(means of ${three.length} and ${none.length} runs, alternating)`,
+    );
+  }
+  return { rows, lines, failures, data: { events: EVENTS, rates, runs } };
+}
