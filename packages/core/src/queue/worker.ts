@@ -241,7 +241,9 @@ export class QueueWorker {
 
   /**
    * At least once: the handler runs outside any transaction and the job is marked applied
-   * afterwards, its payload replaced by what the handler resolved to.
+   * afterwards, its payload replaced by what the handler resolved to. The marks are committed
+   * without waiting for the disk (a delivery costs no fsync on the event loop): a power loss can
+   * only send a delivery again, which at least once allows.
    */
   async #deliver(job: JobRecord): Promise<void> {
     let result: unknown;
@@ -250,10 +252,11 @@ export class QueueWorker {
     } catch (error) {
       // Cut short by `stop()` (a shutdown): noted, but it does not use up one of the job's attempts.
       if (this.#abort.signal.aborted) await this.#recordInterrupted(job, error);
-      else this.#reportFailure(await this.#recordFailure(this.#shared.db, job, error));
+      else this.#reportFailure(await this.#deferSync((connection) => this.#recordFailure(connection, job, error)));
       return;
     }
-    await this.#markApplied(this.#shared.db, [job], JSON.stringify(result ?? null));
+    // Neither mark waits for the disk: a power loss can only make a delivery happen again.
+    await this.#deferSync((connection) => this.#markApplied(connection, [job], JSON.stringify(result ?? null)));
   }
 
   async #markApplied(executor: AnyDb, jobs: readonly JobRecord[], payload = "null"): Promise<void> {
