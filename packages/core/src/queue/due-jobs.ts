@@ -54,3 +54,16 @@ export function dueHeads(queue: string, db: AnyDb): DueJobs {
     rows: (executor, now, limit) => query.rows(executor, [queue, queue, queue, now, queue, now, limit, limit]),
   };
 }
+
+/** The head of one key (its oldest queued job), whether due or not: what may follow a finished delivery of the key. */
+export function keyHead(
+  queue: string,
+  db: AnyDb,
+): { row(executor: AnyDb, key: string): Promise<JobsTable | undefined> } {
+  const query = new PreparedQuery<JobsTable>(
+    sql<JobsTable>`SELECT * FROM _vellum_jobs
+      WHERE queue = ${queue} AND status = 'queued' AND key = ${""} ORDER BY id LIMIT 1`.compile(db),
+    2,
+  );
+  return { row: async (executor, key) => (await query.rows(executor, [queue, key]))[0] };
+}

@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import { PreparedQuery } from "../db/prepared.js";
-import { type DueJobs, dueHeads, dueInBatches } from "./due-jobs.js";
+import { type DueJobs, dueHeads, dueInBatches, keyHead } from "./due-jobs.js";
 import type { AnyDb, JobsTable } from "../db/types.js";
 import { inSavepoint } from "../db/write.js";
 import { publicJobErrorCode } from "./job-error.js";
@@ -70,6 +70,9 @@ export class QueueWorker {
   /** Handed to deliveries; aborted by `stop()` so a slow one does not hold a shutdown. */
   #abort = new AbortController();
   readonly #due: DueJobs;
+  readonly #keyHead: ReturnType<typeof keyHead>;
+  /** The last look found more due heads than free slots: a finished delivery hands its slot to the oldest. */
+  #starved = false;
   readonly #nextRetry: PreparedQuery<{ next: number | null }>;
   #loop: Promise<void> | undefined;
   #stopped = true;
@@ -95,6 +98,7 @@ export class QueueWorker {
     this.#pollMs = options.pollMs ?? 1000;
     this.#concurrency = this.#transactional ? 1 : Math.max(1, options.concurrency ?? 1);
     this.#due = this.#transactional ? dueInBatches(queue, shared.db) : dueHeads(queue, shared.db);
+    this.#keyHead = keyHead(queue, shared.db);
     this.#nextRetry = new PreparedQuery(
       sql<{ next: number | null }>`SELECT MIN(run_at) AS next FROM _vellum_jobs
         WHERE queue = ${queue} AND status = 'queued' AND attempts > 0`.compile(shared.db),
@@ -164,7 +168,8 @@ export class QueueWorker {
     const { db } = this.#shared;
     const free = this.#concurrency - this.#inFlight.size;
     if (free <= 0) return this.#pollMs;
-    const limit = this.#transactional ? this.#batchSize : free + this.#inFlight.size;
+    // Deliveries: one more than the free slots, to learn whether some due job must wait for a slot.
+    const limit = this.#transactional ? this.#batchSize : free + this.#inFlight.size + 1;
     const rows = (await this.#due.rows(db, now, limit)).filter((row) => !this.#inFlight.has(row.id));
     if (rows.length === 0) {
       const next = Number((await this.#nextRetry.rows(db, [this.#queue]))[0]?.next ?? Number.NaN);
@@ -172,7 +177,10 @@ export class QueueWorker {
     }
     const due = rows.map(toJobRecord);
     if (this.#transactional) await this.#applyBatch(due);
-    else for (const job of due.slice(0, free)) this.#startDelivery(job);
+    else {
+      this.#starved = due.length > free;
+      for (const job of due.slice(0, free)) this.#startDelivery(job);
+    }
     return 0;
   }
 
@@ -228,15 +236,35 @@ export class QueueWorker {
     return value;
   }
 
-  /** Runs a delivery beside the others; the loop looks again when it ends (its key's next job may start). */
+  /** Runs a delivery beside the others; when it ends, its key's next job may start (`#followUp`). */
   #startDelivery(job: JobRecord): void {
+    if (this.#inFlight.has(job.id)) return;
+    const report = (error: unknown) =>
+      this.#shared.onError(error, { queue: this.#queue, owner: this.#owner, jobId: job.id });
     const delivery = this.#deliver(job)
-      .catch((error: unknown) => this.#shared.onError(error, { queue: this.#queue, owner: this.#owner, jobId: job.id }))
+      .catch(report)
       .finally(() => {
         this.#inFlight.delete(job.id);
-        this.notify();
+        this.#followUp(job.key).catch(report);
       });
     this.#inFlight.set(job.id, delivery);
+  }
+
+  /**
+   * After a delivery of `key` ends, its slot goes to the key's next job when that is due: one
+   * indexed lookup instead of a look over every key. The loop looks over all of them when jobs
+   * of other keys wait for a slot, for jobs without a key, and on its own schedule (retries).
+   */
+  async #followUp(key: string | null): Promise<void> {
+    if (this.#stopped) return;
+    if (key === null || this.#starved) {
+      this.notify();
+      return;
+    }
+    const head = await this.#keyHead.row(this.#shared.db, key);
+    if (this.#stopped || !head || Number(head.run_at) > Date.now()) return;
+    if (this.#inFlight.size < this.#concurrency) this.#startDelivery(toJobRecord(head));
+    else this.notify();
   }
 
   /**
