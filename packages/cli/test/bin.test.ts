@@ -347,7 +347,7 @@ describe.concurrent("vellum --dry-run (the built binary)", () => {
     writeConfigFile(ok, "export default defineConfig({ plugins: [definePlugin({ name: 'extra', setup() {} })()] });");
     const good = await vellum(["--dry-run"], {}, ok);
     expect(good.stderr).toBe("");
-    expect(good.stdout).toContain("6 plugin(s) (articles, search, cache, webhooks, health, extra)");
+    expect(good.stdout).toContain("7 plugin(s) (articles, search, cache, webhooks, health, media, extra)");
     expect(good.status).toBe(0);
 
     const missing = tempDir();

@@ -20,7 +20,7 @@ export interface ArticlesService {
 
 /**
  * The data dir's quota and what it holds, provided as service `storage` by the plugin that keeps
- * the storage accounting (`STORAGE_QUOTA_GB`), so a plugin that stores files can bound them.
+ * the storage accounting and its quota, so a plugin that stores files can bound them.
  */
 export interface StorageQuotaService {
   quotaBytes: number;

@@ -3,6 +3,7 @@ import type { AnyVellumPlugin } from "@vellum/core";
 import { articles } from "@vellum/plugin-articles";
 import { cache } from "@vellum/plugin-cache";
 import { health } from "@vellum/plugin-health";
+import { media } from "@vellum/plugin-media";
 import { search } from "@vellum/plugin-search";
 import { webhooks } from "@vellum/plugin-webhooks";
 
@@ -18,6 +19,7 @@ const firstPartyPlugins: Array<() => AnyVellumPlugin> = [
   search,
   cache,
   webhooks,
+  media,
   () => health({ expect: ["search", "webhooks", "backup"] }),
 ];
 

@@ -11,8 +11,6 @@ const FIRST_PARTY = ["articles", "search", "health", "media", "cache", "webhooks
 
 /** Variables of plugins that do not exist yet (contract §2): no package may hold them for them. */
 const FUTURE_VARIABLES = [
-  "MEDIA_MAX_UPLOAD_MB",
-  "MEDIA_ALLOW_PDF",
   "BACKUP_TARGET",
   "SERVICE_BACKUP_PASSPHRASE",
   "BACKUP_OFF",
