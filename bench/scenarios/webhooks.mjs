@@ -11,7 +11,7 @@ import { articleBody } from "./articles-data.mjs";
 
 /** Articles created for the delivery rate; env BENCH_WEBHOOK_EVENTS overrides (quick trial runs). */
 const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS) || 3_000;
-/** Create-throughput runs per configuration, alternating (none, 3, 3, none, …); env BENCH_WEBHOOK_ROUNDS. */
+/** Create-throughput runs per configuration, alternating (none, 3, held; held, 3, none; …); env BENCH_WEBHOOK_ROUNDS. */
 const ROUNDS = Number(process.env.BENCH_WEBHOOK_ROUNDS) || 2;
 /** Issue 13's target: with 3 receivers, under 10 % fewer creates per second than with none. */
 const TARGET_SHARE = 0.9;
@@ -229,16 +229,21 @@ async function deliveryRate(receiverCount) {
 /**
  * One create-throughput run (the articles scenario's create load: 50 connections, the run
  * duration, then the creates' backlog drained) on a fresh `vellum serve` with `receiverCount`
- * receivers; with receivers, it then waits for every delivery. Server CPU per acknowledged create,
+ * receivers; with receivers, it then waits for every delivery. With `hold`, the receivers leave
+ * the first delivery each unanswered until the load is over, so the run measures what the outbox
+ * itself costs a create (the ceiling with deliveries out of the way), then the drain. Server CPU per acknowledged create,
  * over the load and the creates' drain (as the articles scenario counts it), and then over the
  * deliveries' drain.
  */
-async function createRun(receiverCount) {
-  const receivers = receiverCount ? await startReceivers(receiverCount) : undefined;
+async function createRun(receiverCount, { hold = false } = {}) {
+  const receivers = receiverCount ? await startReceivers(receiverCount, { hold }) : undefined;
   let server;
   let counts;
   try {
-    server = await vellum.start(webhookEnv(receivers?.urls ?? []));
+    // Held deliveries must not time out during the load.
+    server = await vellum.start(
+      webhookEnv(receivers?.urls ?? [], hold ? { SERVICE_WEBHOOK_TIMEOUT_SECONDS: "120" } : {}),
+    );
     counts = queueCounts(server.dataDir);
     const { result: creates, cpuUsPerUnit: cpuUsPerCreate } = await withServerCpu(
       server,
@@ -248,6 +253,7 @@ async function createRun(receiverCount) {
     const run = { receivers: receiverCount, creates, cpuUsPerCreate, deliveries: undefined };
     if (receivers) {
       const backlogAtEnd = counts.jobs(QUEUE, "queued");
+      if (hold) await receivers.release();
       const { result: drain, cpuUsPerUnit: cpuUsPerCreateAfter } = await withServerCpu(
         server,
         () => waitFor(() => counts.jobs(QUEUE, "queued") === 0),
@@ -323,16 +329,19 @@ export default async function webhooksScenario() {
     }
   }
 
-  /** @type {Record<number, Array<Awaited<ReturnType<typeof createRun>>>>} */
-  const runs = { 0: [], 3: [] };
-  // none, 3, 3, none, …: a drift of the machine over the runs falls on both alike.
-  const order = Array.from({ length: 2 * ROUNDS }, (_, i) => (((i + 1) >> 1) % 2 === 0 ? 0 : 3));
-  for (const [i, receiverCount] of order.entries()) {
-    const name = `vellum serve, ${receiverCount ? plural(receiverCount, "receiver") : "no receivers"} (run ${i + 1})`;
+  /** @type {Record<"none" | "three" | "held", Array<Awaited<ReturnType<typeof createRun>>>>} */
+  const runs = { none: [], three: [], held: [] };
+  // none, 3, held, held, 3, none, …: a drift of the machine over the runs falls on all alike.
+  const round = ["none", "three", "held"];
+  const order = Array.from({ length: ROUNDS }, (_, i) => (i % 2 === 0 ? round : [...round].reverse())).flat();
+  for (const [i, kind] of order.entries()) {
+    const receiverCount = kind === "none" ? 0 : 3;
+    const held = kind === "held" ? ", deliveries held until the load ends" : "";
+    const name = `vellum serve, ${receiverCount ? plural(receiverCount, "receiver") : "no receivers"}${held} (run ${i + 1})`;
     process.stderr.write(`webhooks: creates, ${name}\n`);
     try {
-      const run = await createRun(receiverCount);
-      runs[receiverCount].push(run);
+      const run = await createRun(receiverCount, { hold: kind === "held" });
+      runs[kind].push(run);
       rows.push({
         target: `POST /api/v1/articles (acknowledged) · ${name}`,
         ...run.creates.load,
@@ -361,8 +370,7 @@ export default async function webhooksScenario() {
     }
   }
 
-  const none = runs[0];
-  const three = runs[3];
+  const { none, three, held } = runs;
   if (none.length && three.length) {
     const acked = (list) => mean(list.map((run) => run.creates.load.rps));
     const applied = (list) => mean(list.map((run) => run.creates.appliedPerSecond));
@@ -379,6 +387,14 @@ export default async function webhooksScenario() {
         `server CPU per create ${n0(cpu(three))} vs ${n0(cpu(none))} µs, plus ${n0(after)} µs delivering after the load ` +
         `(means of ${three.length} and ${none.length} runs, alternating)`,
     );
+    if (held.length) {
+      const heldShare = acked(held) / acked(none);
+      lines.push(
+        `creates with 3 receivers whose deliveries wait until the load ends (the outbox's own cost, the ceiling ` +
+          `without concurrent deliveries): ${n0(acked(held))}/s, ${(heldShare * 100).toFixed(1)} % of none; ` +
+          `server CPU per create ${n0(cpu(held))} µs (means of ${held.length} runs)`,
+      );
+    }
   }
   return { rows, lines, failures, data: { events: EVENTS, rates, runs } };
 }

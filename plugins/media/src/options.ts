@@ -1,4 +1,4 @@
-import { type SettingDeclarations, setting } from "@vellum/core";
+import { type SettingDeclarations, type SettingProblem, setting } from "@vellum/core";
 
 export interface MediaOptions {
   /** Largest upload in bytes (`MEDIA_MAX_UPLOAD_MB`), never above the quota left. Default 25 MB. */
@@ -15,7 +15,7 @@ export interface MediaOptions {
   decoderMemoryBytes: number;
   /** Milliseconds one decode may take before its process is killed. Default 30 s. */
   decodeTimeoutMs: number;
-  /** Milliseconds a media item must be unreferenced before the orphan cleanup removes it. Default 24 h. */
+  /** Age (since its upload) from which an item no article refers to is removed by the orphan cleanup. Default 24 h. */
   orphanAgeMs: number;
 }
 
@@ -77,10 +77,26 @@ export const MEDIA_SETTINGS: SettingDeclarations<MediaOptions> = {
   }),
   orphanAgeMs: setting.amount({
     env: "MEDIA_ORPHAN_HOURS",
-    description: "hours a media item must be referenced by no article before the orphan cleanup removes it",
+    description: "hours after its upload from which a media item no article refers to is removed by the orphan cleanup",
     default: 24 * 3_600_000,
     unit: "hours",
     scale: 3_600_000,
     max: 8760,
   }),
 };
+
+const MIN_DECODER_MB = 256;
+
+/** Rules a single setting's range cannot say: a decoder needs room to start, and a decode at least a second. */
+export function checkMediaSettings(options: Readonly<MediaOptions>): SettingProblem[] {
+  const problems: SettingProblem[] = [];
+  if (options.decoderMemoryBytes < MIN_DECODER_MB * MB) {
+    problems.push({
+      setting: "decoderMemoryBytes",
+      message: `must be at least ${MIN_DECODER_MB} MB (a decoder process needs it to start)`,
+    });
+  }
+  if (options.decodeTimeoutMs < 1000)
+    problems.push({ setting: "decodeTimeoutMs", message: "must be at least 1 second" });
+  return problems;
+}

@@ -4,7 +4,7 @@ import { definePlugin } from "@vellum/core";
 import { mediaComponent } from "./component.js";
 import { DecoderPool } from "./decode/index.js";
 import { MediaLibrary } from "./library.js";
-import { MEDIA_SETTINGS, type MediaOptions } from "./options.js";
+import { checkMediaSettings, MEDIA_SETTINGS, type MediaOptions } from "./options.js";
 import { registerMediaRoutes } from "./routes.js";
 import { FsMediaStore } from "./store.js";
 import { mediaMigrations, type MediaTables } from "./tables.js";
@@ -19,6 +19,7 @@ const DAY = 86_400_000;
 export const media = definePlugin<MediaOptions, MediaTables>({
   name: "media",
   settings: MEDIA_SETTINGS,
+  checkSettings: (options) => checkMediaSettings(options),
   // Only for the order of setup: the quota comes from service `storage`, references from `articles`.
   optionalDependsOn: ["health", "articles"],
   async setup(ctx) {
@@ -37,6 +38,7 @@ export const media = definePlugin<MediaOptions, MediaTables>({
         memoryMb: Math.floor(options.decoderMemoryBytes / (1024 * 1024)),
         timeoutMs: options.decodeTimeoutMs,
       },
+      logger: ctx.logger,
     });
     const quota = () => ctx.tryInject("storage");
     const articles = () => ctx.tryInject("articles");
@@ -48,7 +50,8 @@ export const media = definePlugin<MediaOptions, MediaTables>({
         ctx.logger.warn(`removed ${fixed.files} media file(s) that had no item (an upload cut short)`);
     });
     ctx.onClose(() => decoders.close());
-    ctx.schedule("cleanup-orphans", { everyMs: DAY, jitterMs: 3_600_000 }, async () => {
+    // Once at start too, so an instance restarted more often than daily still cleans up.
+    ctx.schedule("cleanup-orphans", { everyMs: DAY, jitterMs: 3_600_000, runImmediately: true }, async () => {
       const { removed, bytes_freed } = await library.cleanupOrphans(articles());
       if (removed > 0) ctx.logger.info(`removed ${removed} orphan media item(s), ${bytes_freed} bytes`);
     });

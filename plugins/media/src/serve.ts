@@ -48,7 +48,8 @@ export async function serveMedia(event: H3Event, store: MediaStore, file: string
     headers.set("content-security-policy", "sandbox");
   }
   const ifNoneMatch = event.req.headers.get("if-none-match");
-  if (ifNoneMatch !== null && ifNoneMatch.split(",").some((tag) => tag.trim().replace(/^W\//, "") === etag)) {
+  const matches = (tag: string) => tag === "*" || tag.replace(/^W\//, "") === etag;
+  if (ifNoneMatch !== null && ifNoneMatch.split(",").some((tag) => matches(tag.trim()))) {
     return new Response(null, { status: 304, headers });
   }
   const ifRange = event.req.headers.get("if-range");

@@ -81,9 +81,11 @@ export async function receiveUpload(event: H3Event, dir: string, limit: UploadLi
         if (!received) reject(validationFailed([{ field: FIELD, message: "is required (a file part)" }]));
         else received.then(resolve, reject);
       });
-      source.on("error", reject);
+      // The client went away: nobody reads the answer, but it is the client's doing, not a server error.
+      const cutShort = () => reject(new ApiError("validation_failed", "The upload was cut short by the client."));
+      source.on("error", cutShort);
       source.on("close", () => {
-        if ((source as { complete?: boolean }).complete === false) reject(new Error("the client went away mid-upload"));
+        if ((source as { complete?: boolean }).complete === false) cutShort();
       });
       source.pipe(parser);
     });
