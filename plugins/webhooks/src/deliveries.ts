@@ -1,5 +1,6 @@
 import type { JobRecord } from "@vellum/core";
-import type { DeliveryPayload, DeliveryResult } from "./dispatcher.js";
+import type { DeliveryResult } from "./dispatcher.js";
+import type { DeliveryPayload } from "./outbox.js";
 import type { Receiver } from "./receivers.js";
 import { statusOfFailure } from "./send.js";
 

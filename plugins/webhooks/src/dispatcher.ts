@@ -1,14 +1,9 @@
 import type { JobRecord } from "@vellum/core";
 import type { WebhookMetrics } from "./metrics.js";
+import type { DeliveryPayload } from "./outbox.js";
 import type { Receiver } from "./receivers.js";
 import { DeliveryFailure, sendDelivery } from "./send.js";
 import { signWebhook } from "./verify.js";
-
-/** A delivery job's payload: the event, and its body as every attempt sends it. */
-export interface DeliveryPayload {
-  event: string;
-  body: string;
-}
 
 /** What a delivered job keeps once its body is dropped: the event and the receiver's answer. */
 export interface DeliveryResult {
@@ -26,6 +21,8 @@ export interface DispatcherOptions {
   /** Attempts before the queue dead-letters a delivery (retries + 1). */
   maxAttempts: number;
   metrics: WebhookMetrics;
+  /** The body of an event, from the outbox. */
+  body(event: string): Promise<string | undefined>;
   /** A receiver answered 2xx (for `/health/dependencies`' last success). */
   onDelivered(receiver: Receiver, at: Date): void;
 }
@@ -44,12 +41,14 @@ export function createDispatcher(
     const payload = job.payload as DeliveryPayload;
     const receiver = job.key === null ? undefined : byUrl.get(job.key);
     if (!receiver) return { event: payload.event, skipped: "receiver is no longer in SERVICE_WEBHOOK_URLS" };
+    const body = await options.body(payload.event);
+    if (body === undefined) throw new DeliveryFailure(`the body of event ${payload.event} is gone from the outbox`);
     const timestamp = Math.floor(Date.now() / 1000);
     const started = performance.now();
     try {
       const status = await sendDelivery({
         receiver,
-        body: payload.body,
+        body,
         timeoutMs: options.timeoutMs,
         signal,
         headers: {
@@ -58,7 +57,7 @@ export function createDispatcher(
           "x-service-event": job.type,
           "x-service-delivery": payload.event,
           "x-service-timestamp": String(timestamp),
-          "x-service-signature": signWebhook(options.secret, timestamp, payload.body),
+          "x-service-signature": signWebhook(options.secret, timestamp, body),
         },
       });
       const seconds = (performance.now() - started) / 1000;

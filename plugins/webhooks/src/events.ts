@@ -15,6 +15,7 @@ export interface WebhookEvent {
   type: WebhookEventType;
   /** The JSON body exactly as every attempt sends and signs it. */
   body: string;
+  createdAt: string;
 }
 
 const nextEventId = monotonicFactory();
@@ -42,6 +43,7 @@ export function articleEvent(
           created_at: article.created_at,
           updated_at: article.updated_at,
         };
-  const body = JSON.stringify({ id, type, created_at: new Date(now).toISOString(), data: { article: shown } });
-  return { id, type, body };
+  const createdAt = new Date(now).toISOString();
+  const body = JSON.stringify({ id, type, created_at: createdAt, data: { article: shown } });
+  return { id, type, body, createdAt };
 }

@@ -1,5 +1,6 @@
 export type { DeliveryStatus, DeliveryView } from "./deliveries.js";
-export type { DeliveryPayload, DeliveryResult } from "./dispatcher.js";
+export type { DeliveryResult } from "./dispatcher.js";
+export type { DeliveryPayload } from "./outbox.js";
 export type { WebhookEvent, WebhookEventType } from "./events.js";
 export type { DeliveryOutcome } from "./metrics.js";
 export type { WebhooksOptions } from "./options.js";

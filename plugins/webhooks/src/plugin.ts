@@ -2,6 +2,8 @@ import { definePlugin } from "@vellum/core";
 import { webhooksComponent } from "./component.js";
 import { createDispatcher } from "./dispatcher.js";
 import { articleEvent } from "./events.js";
+import { Outbox } from "./outbox.js";
+import { webhooksMigrations, type WebhooksTables } from "./tables.js";
 import { createWebhookMetrics } from "./metrics.js";
 import { checkWebhooksSettings, WEBHOOKS_SETTINGS, type WebhooksOptions } from "./options.js";
 import { createReceivers, findReceiver } from "./receivers.js";
@@ -14,7 +16,7 @@ import { registerAdminRoutes } from "./routes.js";
  * sent signed, at least once, in commit order per receiver, retried on the schedule, and
  * dead-lettered for a replay. Receivers never share the write queue or wait for each other.
  */
-export const webhooks = definePlugin<WebhooksOptions>({
+export const webhooks = definePlugin<WebhooksOptions, WebhooksTables>({
   name: "webhooks",
   settings: WEBHOOKS_SETTINGS,
   checkSettings: (options) => checkWebhooksSettings(options),
@@ -27,8 +29,10 @@ export const webhooks = definePlugin<WebhooksOptions>({
   optionalDependsOn: ["articles"],
   setup(ctx) {
     const options = ctx.options;
+    ctx.migrations(webhooksMigrations);
     const receivers = createReceivers(options.urls);
     const queue = ctx.queue("deliveries");
+    const outbox = new Outbox(ctx.db, queue, receivers);
     const lastSuccess = new Map<string, Date>();
     const maxAttempts = options.retrySchedule.length + 1;
 
@@ -40,6 +44,7 @@ export const webhooks = definePlugin<WebhooksOptions>({
         timeoutMs: options.timeoutMs,
         maxAttempts,
         metrics: createWebhookMetrics(ctx.metrics),
+        body: (event) => outbox.body(ctx.db, event),
         onDelivered: (receiver, at) => lastSuccess.set(receiver.url, at),
       }),
       {
@@ -55,16 +60,15 @@ export const webhooks = definePlugin<WebhooksOptions>({
       // Required: a change whose events cannot be written does not commit (and its write is retried).
       ctx.hooks.hook(
         "article:commit",
-        async ({ op, article, trx }) => {
-          const event = articleEvent(op, article);
-          const payload = { event: event.id, body: event.body };
-          const executor = ctx.transaction(trx);
-          for (const receiver of receivers) await queue.enqueue(executor, event.type, payload, { key: receiver.url });
-        },
+        async ({ op, article, trx }) => outbox.write(ctx.transaction(trx), articleEvent(op, article)),
         { optional: true, required: true },
       );
     }
 
+    // Event bodies go once no delivery needs them, after the same retention as delivered rows.
+    ctx.schedule("prune-events", { everyMs: 3_600_000, jitterMs: 60_000 }, async () => {
+      await outbox.prune(ctx.db, options.retentionMs);
+    });
     ctx.onReady(async () => {
       for (const receiver of receivers) {
         const [last] = await queue.list({ status: "applied", key: receiver.url, limit: 1 });

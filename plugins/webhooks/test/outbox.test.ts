@@ -1,0 +1,77 @@
+import { definePlugin, type KernelTables, type PluginQueue } from "@vellum/core";
+import { createTestVellum, type TestVellum } from "@vellum/core/testing";
+import { afterEach, describe, expect, it } from "vitest";
+import { Outbox } from "../src/outbox.js";
+import { webhooks } from "../src/plugin.js";
+import { createReceivers } from "../src/receivers.js";
+import type { WebhooksDb, WebhooksTables } from "../src/tables.js";
+
+let t: TestVellum | undefined;
+afterEach(async () => {
+  await t?.close();
+  t = undefined;
+});
+
+type Schema = WebhooksTables & KernelTables;
+
+/** The webhooks plugin (for its table) and a probe that hands out its own queue and database. */
+async function setup() {
+  let queue: PluginQueue<Schema> | undefined;
+  let db: WebhooksDb | undefined;
+  const probe = definePlugin<object, WebhooksTables>({
+    name: "probe",
+    setup(ctx) {
+      queue = ctx.queue("deliveries");
+      db = ctx.db;
+    },
+  })();
+  t = await createTestVellum({ plugins: [webhooks(), probe] });
+  const receivers = createReceivers(["http://127.0.0.1:9/a", "http://127.0.0.1:9/b"]);
+  const outbox = new Outbox(db!, queue!, receivers);
+  const write = async (id: string) =>
+    db!
+      .transaction()
+      .execute((trx) =>
+        outbox.write(trx, { id, type: "article.created", body: `{"id":"${id}"}`, createdAt: new Date().toISOString() }),
+      );
+  for (const receiver of receivers) receiver.agent.destroy();
+  return { db: db!, queue: queue!, outbox, write };
+}
+
+describe("the outbox", () => {
+  it("stores a body once for all receivers, and prunes it only once no delivery waits for it or is dead", async () => {
+    const { db, queue, outbox, write } = await setup();
+    for (const id of ["E1", "E2", "E3"]) await write(id);
+    expect(await db.selectFrom("webhook_events").select("id").execute()).toHaveLength(3);
+    const jobs = await queue.list({ limit: 10 });
+    expect(jobs).toHaveLength(6);
+    expect(jobs.map((job) => job.payload)).toContainEqual({ event: "E1" });
+    expect(await outbox.body(db, "E2")).toBe('{"id":"E2"}');
+
+    // E1: both delivered; E2: one delivered, one dead; E3: both still waiting.
+    const of = (event: string) =>
+      jobs.filter((job) => (job.payload as { event: string }).event === event).map((j) => j.id);
+    const [e2a, e2b] = of("E2");
+    await db
+      .updateTable("_vellum_jobs")
+      .set({ status: "applied" })
+      .where("id", "in", [...of("E1"), e2a!])
+      .execute();
+    await db.updateTable("_vellum_jobs").set({ status: "failed" }).where("id", "=", e2b!).execute();
+    await db
+      .updateTable("webhook_events")
+      .set({ created_at: new Date(Date.now() - 8 * 86_400_000).toISOString() })
+      .execute();
+
+    expect(await outbox.prune(db, 7 * 86_400_000)).toBe(1);
+    expect((await db.selectFrom("webhook_events").select("id").orderBy("id").execute()).map((r) => r.id)).toEqual([
+      "E2",
+      "E3",
+    ]);
+    // Not old enough yet: kept even with every delivery done.
+    await db.updateTable("_vellum_jobs").set({ status: "applied" }).execute();
+    expect(await outbox.prune(db, 9 * 86_400_000)).toBe(0);
+    expect(await outbox.prune(db, 7 * 86_400_000)).toBe(2);
+    expect(await outbox.body(db, "E3")).toBeUndefined();
+  });
+});
