@@ -51,7 +51,7 @@ const TICKS_PER_SECOND = 100;
  * @param {string} name
  * @returns {string | undefined}
  */
-function procFile(pid, name) {
+export function procFile(pid, name) {
   try {
     return readFileSync(`/proc/${pid}/${name}`, "utf8");
   } catch {
@@ -64,7 +64,7 @@ function procFile(pid, name) {
  * @param {number} pid
  * @returns {number | undefined}
  */
-function readCpuSeconds(pid) {
+export function readCpuSeconds(pid) {
   const stat = procFile(pid, "stat");
   if (stat === undefined) return undefined;
   // Fields after the command name (which may hold spaces, inside parentheses): utime is field 14, stime 15.
@@ -76,7 +76,7 @@ function readCpuSeconds(pid) {
  * @param {number} pid
  * @returns {{ rss: number, hwm: number } | undefined}
  */
-function readMemory(pid) {
+export function readMemory(pid) {
   const status = procFile(pid, "status");
   if (status === undefined) return undefined;
   /** @param {string} field */

@@ -2,7 +2,7 @@
  * Scenario files in bench/scenarios/, run in this order. `--only <name>` runs one of them.
  * Adding a scenario is one line: append its file name (without `.mjs`) here.
  */
-export const scenarioNames = ["health-live", "cold-start", "search", "articles", "cache", "webhooks"];
+export const scenarioNames = ["health-live", "cold-start", "search", "articles", "cache", "webhooks", "media"];
 
 /**
  * @typedef {object} LoadRow one line of the results table
