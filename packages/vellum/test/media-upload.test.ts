@@ -99,6 +99,11 @@ describe("media uploads", () => {
     expect(Number(served.headers.get("content-length"))).toBe(body.length);
     expect(await sharp(body).metadata()).toMatchObject({ format: "webp", width: 640, height: 480 });
     expect(await mediaFiles()).toEqual({ stored: [`${item.id}.webp`], work: [] });
+
+    // The storage accounting counts the media folder by the plugin's rows, not by walking it.
+    const storage = (await (await t!.fetch("/health/storage")).json()) as { accounted: Record<string, number> };
+    expect(storage.accounted).toEqual({ media: body.length });
+    expect(await (await t!.fetch("/health/media")).json()).toMatchObject({ items: 1, stored_bytes: body.length });
   });
 
   it("answers the same bytes with the existing item (200), sequentially and at the same moment, one file each", async () => {

@@ -35,7 +35,8 @@ export const health = definePlugin<HealthOptions>({
     });
     const upkeep = new WalUpkeep(ctx, options.wal, metrics);
 
-    ctx.hooks.hook("storage:changed", (change) => usage.apply(change?.bytes));
+    ctx.hooks.hook("storage:changed", (change) => usage.apply(change));
+    ctx.hooks.hook("storage:accounted", ({ folder, bytes }) => usage.account(folder, bytes));
     ctx.provide("storage", { quotaBytes: usage.quotaBytes, usedBytes: () => usage.usedBytes() });
     ctx.onStart(async () => {
       refuseReservedNames(ctx.kernel.components());

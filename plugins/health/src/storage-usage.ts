@@ -15,6 +15,8 @@ export interface StorageSnapshot {
   used_ratio: number;
   /** Files under the data dir outside `db/`, kept current between rescans by `storage:changed`. */
   files_bytes: number;
+  /** Of those, the folders whose plugin keeps their accounting (`storage:accounted`), by folder. */
+  accounted: Record<string, number>;
   /** Database files, read live. */
   database_bytes: number;
   /** When the last full walk of the data dir finished (null before the first). */
@@ -58,7 +60,9 @@ export class StorageUsage {
   readonly #dataDir: string;
   readonly #database: DatabaseOps;
   readonly #quotaBytes: number;
+  /** Walked files outside `db/` and the accounted folders. */
   #filesBytes = 0;
+  readonly #accounted = new Map<string, number>();
   #scannedAt: Date | undefined;
   #scan: Promise<void> | undefined;
 
@@ -77,7 +81,8 @@ export class StorageUsage {
    * A change reported while the walk runs may or may not be in its result; the next rescan settles it.
    */
   rescan(): Promise<void> {
-    this.#scan ??= walkFiles(this.#dataDir, ["**/*", "!db/**"])
+    const skipped = [...this.#accounted.keys()].map((folder) => `!${folder}/**`);
+    this.#scan ??= walkFiles(this.#dataDir, ["**/*", "!db/**", ...skipped])
       .then((files) => {
         this.#filesBytes = files.reduce((sum, f) => sum + f.bytes, 0);
         this.#scannedAt = new Date();
@@ -89,9 +94,31 @@ export class StorageUsage {
   }
 
   /** Applies a change reported through `storage:changed`; ignores anything that is not a finite number. */
-  apply(bytes: unknown): void {
+  apply(change: { bytes?: unknown; mount?: unknown } | undefined): void {
+    const bytes = change?.bytes;
     if (typeof bytes !== "number" || !Number.isFinite(bytes)) return;
-    this.#filesBytes = Math.max(0, this.#filesBytes + bytes);
+    const folder = typeof change?.mount === "string" ? change.mount : undefined;
+    const accounted = folder === undefined ? undefined : this.#accounted.get(folder);
+    if (folder !== undefined && accounted !== undefined) this.#accounted.set(folder, Math.max(0, accounted + bytes));
+    else this.#filesBytes = Math.max(0, this.#filesBytes + bytes);
+  }
+
+  /**
+   * Takes a plugin's own total for `folder` (`storage:accounted`) in place of walking it; the walk
+   * that follows leaves it out, so it is never counted twice.
+   */
+  account(folder: string, bytes: number): Promise<void> {
+    if (!/^[a-z0-9][a-z0-9_-]{0,63}$/.test(folder) || folder === "db" || !Number.isFinite(bytes)) {
+      return Promise.resolve();
+    }
+    this.#accounted.set(folder, Math.max(0, bytes));
+    return this.#scan ? this.#scan.then(() => this.rescan()) : this.rescan();
+  }
+
+  #accountedBytes(): number {
+    let total = 0;
+    for (const bytes of this.#accounted.values()) total += bytes;
+    return total;
   }
 
   /** The database's bytes on disk; 0 when it cannot be read. */
@@ -104,18 +131,20 @@ export class StorageUsage {
   }
 
   usedBytes(): number {
-    return this.#filesBytes + this.databaseBytes();
+    return this.#filesBytes + this.#accountedBytes() + this.databaseBytes();
   }
 
   async snapshot(): Promise<StorageSnapshot> {
     const databaseBytes = this.databaseBytes();
-    const used = this.#filesBytes + databaseBytes;
+    const filesBytes = this.#filesBytes + this.#accountedBytes();
+    const used = filesBytes + databaseBytes;
     const [disk, canWrite] = await Promise.all([diskUsage(this.#dataDir), writable(this.#dataDir)]);
     return {
       used_bytes: used,
       quota_bytes: this.#quotaBytes,
       used_ratio: used / this.#quotaBytes,
-      files_bytes: this.#filesBytes,
+      files_bytes: filesBytes,
+      accounted: Object.fromEntries(this.#accounted),
       database_bytes: databaseBytes,
       scanned_at: this.#scannedAt?.toISOString() ?? null,
       disk,

@@ -4,8 +4,8 @@ import type { MediaLibrary } from "./library.js";
 
 /**
  * `/health/media`: the items and bytes the media folder holds (the accounting in `media_items`),
- * the quota and what is left of it, and the decoder pool. Degraded above 80 % of the quota, when
- * uploads will soon be refused (507).
+ * the quota and how much of it the data dir uses, and the decoder pool. Degraded above 90 % of
+ * the quota, as `/health/storage` is full there: uploads are about to be refused (507).
  */
 export function mediaComponent(deps: {
   library: MediaLibrary;
@@ -20,7 +20,7 @@ export function mediaComponent(deps: {
       const used = quota?.usedBytes();
       const ratio = quota && used !== undefined ? used / quota.quotaBytes : null;
       return {
-        state: ratio !== null && ratio > 0.8 ? "degraded" : "ok",
+        state: ratio !== null && ratio > 0.9 ? "degraded" : "ok",
         detail: {
           ...totals,
           quota_bytes: quota?.quotaBytes ?? null,

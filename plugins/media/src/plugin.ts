@@ -48,6 +48,8 @@ export const media = definePlugin<MediaOptions, MediaTables>({
       const fixed = await library.reconcile();
       if (fixed.files > 0)
         ctx.logger.warn(`removed ${fixed.files} media file(s) that had no item (an upload cut short)`);
+      // From now on the storage accounting counts the media folder by these rows, not by walking it.
+      await ctx.hooks.callHook("storage:accounted", { folder: "media", bytes: (await library.totals()).stored_bytes });
     });
     ctx.onClose(() => decoders.close());
     // Once at start too, so an instance restarted more often than daily still cleans up.

@@ -36,6 +36,7 @@ const CORE_HOOKS: Record<string, HookKind> = {
   "http:request": "serial",
   "http:response": "serial",
   "storage:changed": "isolated",
+  "storage:accounted": "isolated",
 };
 
 /**

@@ -87,6 +87,13 @@ export interface VellumHooks {
    * accounting stays current between full rescans.
    */
   "storage:changed": (payload: StorageChange) => void | Promise<void>;
+  /**
+   * A plugin that keeps its own accounting of a data-dir folder (its database rows) reports the
+   * folder's total, after reconciling it with the files at start: storage accounting then counts
+   * that figure, moved by the plugin's `storage:changed` with `mount` set to the folder, instead of
+   * walking the folder.
+   */
+  "storage:accounted": (payload: { folder: string; bytes: number }) => void | Promise<void>;
 }
 
 export type HookName = keyof VellumHooks & string;

@@ -42,6 +42,7 @@ export function storageBody(check: StorageCheck) {
     used_ratio: roundRatio(s.used_ratio),
     warning: check.warning,
     files_bytes: s.files_bytes,
+    accounted: s.accounted,
     database_bytes: s.database_bytes,
     scanned_at: s.scanned_at,
     writable: s.writable,
