@@ -284,7 +284,7 @@ describe("media: hostile uploads", () => {
     expect((await t!.fetch("/api/v1/media", { method: "POST", body: new FormData() })).status).toBe(401);
   });
 
-  it("cuts an upload over MEDIA_MAX_UPLOAD_MB with 413, and one over the quota left with 507, leaving no file", async () => {
+  it("cuts an upload over MEDIA_MAX_UPLOAD_MB with 413, and one reaching the quota mid-upload with 507, leaving no file", async () => {
     await boot({ maxUploadBytes: 64 * 1024 });
     const big = Buffer.alloc(200 * 1024, 7);
     const res = await upload(big);
@@ -292,12 +292,17 @@ describe("media: hostile uploads", () => {
     expect(await errorCode(res)).toBe("payload_too_large");
     expect(await mediaFiles()).toEqual({ stored: [], work: [] });
     await t!.close();
-    // A quota smaller than the database already is: nothing is left for uploads.
-    await boot({}, 0.000_001);
-    const over = await upload(await png(10, 10));
+    // A quota that leaves about 256 KB over what a fresh data dir uses: a 1 MB upload reaches it midway.
+    await boot();
+    const used = ((await (await t!.fetch("/health/storage")).json()) as { used_bytes: number }).used_bytes;
+    await t!.close();
+    await boot({}, (used + 256 * 1024) / 1024 ** 3);
+    const over = await upload(Buffer.alloc(1024 * 1024, 7));
     expect(over.status).toBe(507);
     expect(await errorCode(over)).toBe("storage_quota_exceeded");
     expect(await mediaFiles()).toEqual({ stored: [], work: [] });
+    // What still fits is taken.
+    expect((await upload(await png(10, 10))).status).toBe(201);
   });
 
   it("leaves no temporary file when the client goes away mid-upload, and keeps serving", async () => {
