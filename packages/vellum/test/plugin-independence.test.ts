@@ -10,12 +10,7 @@ const root = join(import.meta.dirname, "..", "..", "..");
 const FIRST_PARTY = ["articles", "search", "health", "media", "cache", "webhooks", "backup"];
 
 /** Variables of plugins that do not exist yet (contract §2): no package may hold them for them. */
-const FUTURE_VARIABLES = [
-  "BACKUP_TARGET",
-  "SERVICE_BACKUP_PASSPHRASE",
-  "BACKUP_OFF",
-  "SERVICE_RESTORE_FROM",
-];
+const FUTURE_VARIABLES = ["BACKUP_TARGET", "SERVICE_BACKUP_PASSPHRASE", "BACKUP_OFF", "SERVICE_RESTORE_FROM"];
 
 /** Each plugin's declared variables, from the definitions themselves. */
 function declaredVariables(): Map<string, string[]> {
