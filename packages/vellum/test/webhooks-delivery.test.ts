@@ -340,6 +340,8 @@ describe("webhooks: shutdown and restart", () => {
       await first.close();
       t = undefined;
       expect(Date.now() - closing).toBeLessThan(5000);
+      // The cut attempt is no failure of the receiver's.
+      expect(await metric(first, "service_webhook_deliveries_total")).toBe(0);
 
       hook.answer(() => ({ status: 204 }));
       t = await createTestVellum({ plugins: plugins(), dataDir });

@@ -39,7 +39,7 @@ export class CdnForwarder {
   }
 
   /** The queue's handler: one signed POST; throws (so the queue retries) unless the CDN answers 2xx. */
-  readonly deliver = async (job: JobRecord): Promise<void> => {
+  readonly deliver = async (job: JobRecord, signal: AbortSignal): Promise<void> => {
     const { tags } = job.payload as PurgePayload;
     const body = JSON.stringify({ tags });
     const timestamp = String(Math.floor(Date.now() / 1000));
@@ -48,7 +48,8 @@ export class CdnForwarder {
       method: "POST",
       body,
       redirect: "manual",
-      signal: AbortSignal.timeout(TIMEOUT_MS),
+      // Cut at the timeout, or at once when the instance shuts down (the purge is sent again after it).
+      signal: AbortSignal.any([signal, AbortSignal.timeout(TIMEOUT_MS)]),
       headers: {
         "content-type": "application/json",
         "x-service-event": "cache.purge",

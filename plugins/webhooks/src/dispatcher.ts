@@ -66,8 +66,11 @@ export function createDispatcher(
       options.onDelivered(receiver, new Date());
       return { event: payload.event, status, duration_ms: Math.round(seconds * 1000) };
     } catch (error) {
-      const last = job.attempts + 1 >= options.maxAttempts;
-      options.metrics.attempt(receiver.name, last ? "dead" : "failed", (performance.now() - started) / 1000);
+      // An attempt cut by shutdown is neither a failure of the receiver nor one of its attempts.
+      if (!signal.aborted) {
+        const last = job.attempts + 1 >= options.maxAttempts;
+        options.metrics.attempt(receiver.name, last ? "dead" : "failed", (performance.now() - started) / 1000);
+      }
       throw error instanceof DeliveryFailure ? error : new DeliveryFailure(`${String(error)} at ${receiver.name}`);
     }
   };
