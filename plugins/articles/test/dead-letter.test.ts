@@ -3,10 +3,12 @@ import type { TestVellum } from "@vellum/core/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ARTICLES, articleBody, bootArticles, create, errorOf, jobStatus, post, put, waitForJob } from "./helpers.js";
 
+/** The articles queue's sample of `service_dead_letter_queue_size`; it must be there, 0 when empty. */
 async function deadLetterGauge(t: TestVellum): Promise<number> {
   const text = await t.vellum.metrics.registry.metrics();
   const line = text.split("\n").find((l) => l.startsWith('service_dead_letter_queue_size{queue="articles"}'));
-  return line ? Number(line.split(" ").at(-1)) : 0;
+  if (!line) throw new Error("no service_dead_letter_queue_size sample for the articles queue");
+  return Number(line.split(" ").at(-1));
 }
 
 /**

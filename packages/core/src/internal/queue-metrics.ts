@@ -1,7 +1,10 @@
 import type { VellumMetrics } from "../metrics/metrics.js";
 import type { JobQueue } from "../queue/job-queue.js";
 
-/** `service_write_queue_depth` and `service_dead_letter_queue_size`, read from the queue table at scrape time. */
+/**
+ * `service_write_queue_depth` and `service_dead_letter_queue_size`, read from the queue table at
+ * scrape time: one sample per queue, `0` for an empty one.
+ */
 export function registerQueueMetrics(metrics: VellumMetrics, queue: JobQueue): void {
   const depth = metrics.gauge({
     name: "service_write_queue_depth",
@@ -22,6 +25,11 @@ export function registerQueueMetrics(metrics: VellumMetrics, queue: JobQueue): v
       .then((rows) => {
         depth.reset();
         dead.reset();
+        // Every queue with a worker has a sample, 0 when empty: an alert needs a value to compare.
+        for (const name of queue.queues()) {
+          depth.set({ queue: name }, 0);
+          dead.set({ queue: name }, 0);
+        }
         for (const row of rows) {
           depth.set({ queue: row.queue }, row.queued);
           dead.set({ queue: row.queue }, row.failed);
