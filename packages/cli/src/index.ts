@@ -1,10 +1,12 @@
-import { renderUsage, runCommand } from "citty";
+import { runCommand } from "citty";
 import { createConsola, LogLevels } from "consola";
 import { normalizeArgv } from "./argv.js";
-import { listPluginCommands, runPluginCommand } from "./commands/plugin-command.js";
+import { colorEnabled, colorFilteredStream, textFor } from "./color.js";
+import { runPluginCommand } from "./commands/plugin-command.js";
 import type { CliContext, CliOptions } from "./cli-context.js";
 import { CliError, describeError, EXIT_OK } from "./errors.js";
-import { BUILTIN_COMMANDS, createRootCommand } from "./main.js";
+import { builtinHelp, helpCommandHelp, pluginCommandHelp } from "./help.js";
+import { createRootCommand, isBuiltinCommand } from "./main.js";
 import { parseLogLevel } from "./parse.js";
 import { walkArgv } from "./usage.js";
 
@@ -27,13 +29,29 @@ export type { SettingSource } from "./setting-groups.js";
 
 function createContext(options: CliOptions): CliContext {
   const level = parseLogLevel(options.env.SERVICE_LOG_LEVEL?.trim() || "info");
+  // Everything the CLI writes goes through these: ANSI codes reach a stream only when `colorEnabled` says so.
+  const color = {
+    stdout: colorEnabled(options.env, process.stdout),
+    stderr: colorEnabled(options.env, process.stderr),
+  };
+  const out = textFor(color.stdout);
+  const err = textFor(color.stderr);
   return {
     ...options,
-    logger: createConsola({ level: level.ok ? level.value : LogLevels.info }),
-    print: (line) => process.stdout.write(`${line}\n`),
-    printError: (line) => process.stderr.write(`${line}\n`),
+    logger: createConsola({
+      level: level.ok ? level.value : LogLevels.info,
+      stdout: colorFilteredStream(process.stdout, color.stdout),
+      stderr: colorFilteredStream(process.stderr, color.stderr),
+    }),
+    print: (line) => process.stdout.write(`${out(line)}\n`),
+    printError: (line) => process.stderr.write(`${err(line)}\n`),
   };
 }
+
+const wantsHelp = (argv: readonly string[]) => {
+  const end = argv.indexOf("--");
+  return (end === -1 ? argv : argv.slice(0, end)).some((token) => token === "--help" || token === "-h");
+};
 
 /**
  * Runs the `vellum` command line and resolves to its exit code: 0 ok, 1 failure, 2 bad usage or configuration.
@@ -41,21 +59,29 @@ function createContext(options: CliOptions): CliContext {
  */
 export async function runCli(options: CliOptions): Promise<number> {
   const ctx = createContext(options);
-  const argv = normalizeArgv(options.argv);
+  let argv = normalizeArgv(options.argv);
   const root = createRootCommand(ctx);
   try {
+    if (argv[0] === "help") {
+      // `vellum help <command…>` is `vellum <command…> --help`, by construction.
+      const rest = argv.slice(1);
+      if (rest[0] === "help" || rest[0] === "--help" || rest[0] === "-h") {
+        ctx.print(helpCommandHelp());
+        return EXIT_OK;
+      }
+      argv = [...rest, "--help"];
+    }
     const first = argv[0];
-    if (first === "commands") return await listPluginCommands(ctx, argv.slice(1));
-    if (first !== undefined && !first.startsWith("-") && !(first in BUILTIN_COMMANDS)) {
-      if (argv.includes("--help") || argv.includes("-h")) {
-        ctx.print(`Usage: vellum ${first} … — a command added by a plugin; 'vellum commands' lists them.`);
+    if (first !== undefined && !first.startsWith("-") && !isBuiltinCommand(first)) {
+      if (wantsHelp(argv)) {
+        ctx.print(await pluginCommandHelp(ctx, argv));
         return EXIT_OK;
       }
       return await runPluginCommand(ctx, argv);
     }
     const walk = await walkArgv(root, argv);
     if (walk.help) {
-      ctx.print(await renderUsage(walk.chain.at(-1) ?? root, walk.chain.at(-2)));
+      ctx.print(await builtinHelp(ctx, walk.chain));
       return EXIT_OK;
     }
     if (walk.problem) throw CliError.usage(walk.problem);

@@ -1,7 +1,7 @@
 import type { ArgDef, ArgsDef, CommandDef, Resolvable } from "citty";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- commands of any argument shape
-type AnyCommand = CommandDef<any>;
+export type AnyCommand = CommandDef<any>;
 
 export interface ArgvWalk {
   /** The root command followed by the subcommands named in argv. */
@@ -12,7 +12,7 @@ export interface ArgvWalk {
   problem?: string;
 }
 
-async function resolveValue<T>(value: Resolvable<T>): Promise<T> {
+export async function resolveValue<T>(value: Resolvable<T>): Promise<T> {
   return typeof value === "function" ? (value as () => T | Promise<T>)() : value;
 }
 

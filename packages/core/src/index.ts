@@ -31,7 +31,13 @@ export { requestTarget } from "./http/shortcuts.js";
 export type { PreparedResponse, Shortcut, ShortcutRequest } from "./http/shortcuts.js";
 export type { VellumMetrics } from "./metrics/metrics.js";
 export { declaredCommands, matchCommand } from "./plugin/commands.js";
-export type { CommandHandler, CommandIO, DeclaredCommand } from "./plugin/commands.js";
+export type {
+  CommandDeclaration,
+  CommandHandler,
+  CommandIO,
+  CommandOptionDeclaration,
+  DeclaredCommand,
+} from "./plugin/commands.js";
 export type { KernelInfo, LifecycleCallback, PluginDb, VellumPluginContext } from "./plugin/context.js";
 export { definePlugin, defineVellumPlugin } from "./plugin/define.js";
 export type { AnyVellumPlugin, VellumPlugin, VellumPluginDefinition } from "./plugin/define.js";

@@ -23,6 +23,13 @@ export const webhooks = definePlugin<WebhooksOptions, WebhooksTables>({
   commands: {
     "webhooks replay": {
       description: "requeue dead-lettered deliveries: all, --id <delivery>, or --receiver <URL or host>",
+      options: {
+        id: { value: "delivery", description: "only this dead delivery (its id in GET /admin/webhooks/deliveries)" },
+        receiver: {
+          value: "url|host",
+          description: "only this receiver's dead deliveries: its URL in SERVICE_WEBHOOK_URLS, or its host",
+        },
+      },
     },
   },
   // Only for the order of setup (its `article:commit` is subscribed to when installed): never imported.

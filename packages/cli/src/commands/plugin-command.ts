@@ -1,4 +1,5 @@
 import {
+  type AnyVellumPlugin,
   type CommandIO,
   createVellum,
   type DeclaredCommand,
@@ -6,9 +7,10 @@ import {
   matchCommand,
   resolvePlugins,
 } from "@vellum/core";
+import { loadConfigFile } from "../config-file.js";
 import type { CliContext } from "../cli-context.js";
 import type { AddressFlags } from "../env.js";
-import { CliError, EXIT_OK } from "../errors.js";
+import { CliError, type ConfigProblem } from "../errors.js";
 import { loadSettings, type Settings, toVellumConfig } from "../settings.js";
 
 export interface ParsedCommandLine {
@@ -66,6 +68,21 @@ async function declared(
 }
 
 /**
+ * The commands of the installed plugins (the host's defaults, then the config file's), for help and
+ * `vellum commands`: only the config file is read, so a bad setting does not hide them. `problems` are the
+ * config file's, when it could not be loaded (its plugins' commands are then missing).
+ */
+export async function installedCommands(
+  ctx: CliContext,
+): Promise<{ commands: DeclaredCommand[]; problems: ConfigProblem[] }> {
+  const file = await loadConfigFile(ctx.cwd);
+  const plugins = [...ctx.defaultPlugins(), ...(file.config.plugins ?? [])].filter(
+    (plugin): plugin is AnyVellumPlugin => Boolean(plugin),
+  );
+  return { commands: declaredCommands(plugins), problems: file.problems };
+}
+
+/**
  * Runs a command a plugin added (`vellum sync run`): the name is checked against the plugins'
  * declarations first, so an unknown command touches no data; then init and migrations (no
  * workers, no scheduler) and the plugin's handler.
@@ -86,10 +103,10 @@ export async function runPluginCommand(ctx: CliContext, argv: readonly string[])
   }
 }
 
-/** `vellum commands`: the commands the configured plugins add. */
-export async function listPluginCommands(ctx: CliContext, argv: readonly string[]): Promise<number> {
-  const { commands } = await declared(ctx, parseCommandLine(argv).flags);
-  if (commands.length === 0) ctx.print("vellum: the configured plugins add no commands");
+/** `vellum commands`: the commands the installed plugins add. */
+export async function listPluginCommands(ctx: CliContext): Promise<void> {
+  const { commands, problems } = await installedCommands(ctx);
+  if (problems.length > 0) throw CliError.configuration(problems);
+  if (commands.length === 0) ctx.print("vellum: the installed plugins add no commands");
   for (const command of commands) ctx.print(`vellum ${command.name}  ${command.description} (${command.plugin})`);
-  return EXIT_OK;
 }

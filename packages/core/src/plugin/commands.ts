@@ -17,11 +17,27 @@ export interface CommandIO {
 /** Resolves to the exit code (0 when nothing is returned). */
 export type CommandHandler = (io: CommandIO) => Promise<number | undefined> | Promise<void>;
 
-/** A command as declared in a plugin definition: `commands: { reindex: { description } }`. */
+/** One option of a plugin command, for `vellum <command> --help`; the handler reads it from `io.options`. */
+export interface CommandOptionDeclaration {
+  description: string;
+  /** What the option takes, shown as `--name <value>`; without it the option is a flag (`--name`). */
+  value?: string;
+}
+
+/** A command in a plugin definition's `commands`: `{ reindex: { description, options } }`. */
+export interface CommandDeclaration {
+  description: string;
+  /** Its options by name (without the dashes): `{ id: { description: "…", value: "delivery" } }`. */
+  options?: Record<string, CommandOptionDeclaration>;
+}
+
+/** A command as declared in a plugin definition, with the plugin that declares it. */
 export interface DeclaredCommand {
   /** The words typed after `vellum`, e.g. `reindex` or `webhooks replay`. */
   name: string;
   description: string;
+  /** Its declared options (empty when it declares none). */
+  options: Readonly<Record<string, CommandOptionDeclaration>>;
   plugin: string;
 }
 
@@ -34,11 +50,11 @@ const normalize = (name: string) => name.trim().split(/\s+/).join(" ");
 export function declaredCommands(plugins: readonly AnyVellumPlugin[]): DeclaredCommand[] {
   const byName = new Map<string, DeclaredCommand>();
   for (const plugin of plugins) {
-    for (const [raw, { description }] of Object.entries(plugin.definition.commands ?? {})) {
+    for (const [raw, { description, options = {} }] of Object.entries(plugin.definition.commands ?? {})) {
       const name = normalize(raw);
       const existing = byName.get(name);
       if (existing) throw CoreErrors.commandDuplicate([name, existing.plugin, plugin.name], { plugin: plugin.name });
-      byName.set(name, { name, description, plugin: plugin.name });
+      byName.set(name, { name, description, options, plugin: plugin.name });
     }
   }
   return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));

@@ -1,4 +1,5 @@
 import type { HookKind } from "../hooks/hooks.js";
+import type { CommandDeclaration } from "./commands.js";
 import type { VellumPluginContext } from "./context.js";
 import type { SettingDeclarations, SettingProblem } from "./settings.js";
 
@@ -23,8 +24,11 @@ export interface VellumPluginDefinition<O extends object = Record<string, unknow
   checkSettings?(options: Readonly<O>, context: { dataDir: string }): SettingProblem[];
   /** The hooks this plugin emits, with their kind (`HookKind`); subscribing to an undeclared hook fails setup. */
   hooks?: Record<string, HookKind>;
-  /** CLI commands this plugin adds (`vellum <name>`); bind each in setup with `ctx.command(name, run)`. */
-  commands?: Record<string, { description: string }>;
+  /**
+   * CLI commands this plugin adds (`vellum <name>`), each with its description and the options its handler
+   * reads (shown by `vellum <name> --help`); bind each in setup with `ctx.command(name, run)`.
+   */
+  commands?: Record<string, CommandDeclaration>;
   /** Declares routes, hooks, migrations, queues, jobs and services. No long I/O here. */
   setup(ctx: VellumPluginContext<O, T>): void | Promise<void>;
 }
