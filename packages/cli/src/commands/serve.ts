@@ -3,6 +3,7 @@ import { listen, type VellumServer } from "@vellum/core/node";
 import { defineCommand } from "citty";
 import { ensureApiKey } from "../api-key.js";
 import type { CliContext } from "../cli-context.js";
+import { watchLauncher } from "../launcher.js";
 import { loadSettings, toVellumConfig } from "../settings.js";
 import { addressArgs, addressFlags } from "./args.js";
 
@@ -32,6 +33,15 @@ export function serveCommand(ctx: CliContext) {
         throw error;
       }
       ctx.logger.ready(`vellum ${ctx.version} listening on ${server.url} (data directory ${config.dataDir})`);
+      if (ctx.signals ?? true) {
+        watchLauncher((reason) => {
+          ctx.logger.info(`shutting down: ${reason}`);
+          void server.close().finally(() => {
+            ctx.logger.info("shutdown complete");
+            process.exit(0);
+          });
+        });
+      }
       ctx.onListen?.(server);
     },
   });
