@@ -41,7 +41,7 @@ export interface VellumConfig {
   features?: string[];
   /** Absolute base URL of the service, for absolute links; `https:` makes the CSRF cookie `Secure`. */
   baseUrl?: string;
-  /** Reported as `version` in `/health`. */
+  /** Reported as `version` in `/health`. Default: `@vellum/core`'s own version. */
   version?: string;
   logger?: ConsolaInstance;
   /** consola level when no logger is given (-Infinity silent, 0 errors, 1 warnings, 3 info, 4 debug, 5 trace). Default 3. */

@@ -1,3 +1,4 @@
+import { createRequire } from "node:module";
 import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { createConsola } from "consola";
@@ -44,6 +45,9 @@ import { restrictDataDir } from "./storage/data-dir-modes.js";
 import { loadOrCreateSecret } from "./storage/data-folder.js";
 import { VellumStorage } from "./storage/storage.js";
 import type { MigrateOutcome, Vellum } from "./instance.js";
+
+/** `@vellum/core`'s own version: what `/health` reports when the host passes none (embedded use). */
+const CORE_VERSION = (createRequire(import.meta.url)("../package.json") as { version: string }).version;
 
 export type { MigrateOutcome, Vellum } from "./instance.js";
 
@@ -132,7 +136,7 @@ export function createVellum(input: VellumConfig): Vellum {
   const kernel: KernelInfo = {
     state: () => state,
     startedAt: new Date(),
-    version: config.version ?? "0.0.0",
+    version: config.version ?? CORE_VERSION,
     migrationStatus: () => requireInit(migrations, "migrationStatus").status(),
     routes: () => routes.list(),
     components: () => components.list(),

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { createTestVellum, type TestVellum } from "@vellum/core/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { health } from "../src/index.js";
@@ -18,6 +19,13 @@ describe("/health", () => {
     const body = await res.json();
     expect(body).toEqual({ status: "ok", version: "1.2.3", uptime_seconds: expect.any(Number) });
     expect(body.uptime_seconds).toBeGreaterThanOrEqual(0);
+  });
+
+  it("reports @vellum/core's own version when the host sets none (embedded use)", async () => {
+    const core = JSON.parse(readFileSync(new URL("../../../packages/core/package.json", import.meta.url), "utf8"));
+    t = await createTestVellum({ plugins: [health()] });
+    expect((await (await t.fetch("/health")).json()).version).toBe(core.version);
+    expect(core.version).not.toBe("0.0.0");
   });
 
   it("counts uptime from the kernel's start", async () => {
