@@ -104,7 +104,7 @@ export const EMBEDDING = [
   "| `pluginOptions` | `{}` | options per plugin `configKey` (its name by default) |",
   "| `security` | — | `apiKey`, `csrfSecret`, `trustProxy`, `lockout`, `rateLimitStore` |",
   "| `corsOrigins`, `features`, `baseUrl` | — | as the environment |",
-  "| `version` | `0.0.0` | the version the service reports |",
+  "| `version` | `@vellum/core`'s own version | the version the service reports (`vellum serve` passes its own) |",
   "| `logger` / `logLevel` / `accessLog` | consola at info / `true` | logging; the access log never contains query strings |",
   "| `migrate` | `true` | `false`: refuse to start while migrations are pending |",
   "| `setupTimeoutMs` / `shutdownTimeoutMs` | 10 000 / 10 000 | plugin setup limit; how long close waits for in-flight requests |",
