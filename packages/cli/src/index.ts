@@ -1,5 +1,6 @@
 import { runCommand } from "citty";
 import { createConsola, LogLevels } from "consola";
+import { jsonReporter } from "./json-log.js";
 import { normalizeArgv } from "./argv.js";
 import { colorEnabled, colorFilteredStream, textFor } from "./color.js";
 import { runPluginCommand } from "./commands/plugin-command.js";
@@ -36,12 +37,17 @@ function createContext(options: CliOptions): CliContext {
   };
   const out = textFor(color.stdout);
   const err = textFor(color.stderr);
+  const streams = {
+    stdout: colorFilteredStream(process.stdout, color.stdout),
+    stderr: colorFilteredStream(process.stderr, color.stderr),
+  };
+  const json = options.env.SERVICE_LOG_FORMAT?.trim().toLowerCase() === "json";
   return {
     ...options,
     logger: createConsola({
       level: level.ok ? level.value : LogLevels.info,
-      stdout: colorFilteredStream(process.stdout, color.stdout),
-      stderr: colorFilteredStream(process.stderr, color.stderr),
+      ...streams,
+      ...(json ? { reporters: [jsonReporter(streams)] } : {}),
     }),
     print: (line) => process.stdout.write(`${out(line)}\n`),
     printError: (line) => process.stderr.write(`${err(line)}\n`),

@@ -132,6 +132,17 @@ export const CLI_SETTINGS = {
     parse: (text: string): Parsed<string[]> => ({ ok: true, value: parseList(text) }),
     check: (value: unknown) => (isStringList(value) ? undefined : "expected a list of flags"),
   },
+  logFormat: {
+    env: "SERVICE_LOG_FORMAT",
+    description:
+      "`text`, or `json`: one JSON object a line (time, level, message, and the access log's request id, route, status, duration)",
+    default: "text",
+    parse: (text: string): Parsed<string> =>
+      text === "text" || text === "json"
+        ? { ok: true, value: text }
+        : { ok: false, problem: `'${text}' is not text or json` },
+    check: (value: unknown) => (value === "text" || value === "json" ? undefined : "expected text or json"),
+  },
   logLevel: {
     env: "SERVICE_LOG_LEVEL",
     description: "`silent`, `error`, `warn`, `info`, `debug`, `trace`",

@@ -1,6 +1,7 @@
 import type { AnyVellumPlugin, VellumConfig } from "@vellum/core";
 import { readStoredApiKey, storedApiKeyProblem } from "./api-key.js";
 import { loadConfigFile } from "./config-file.js";
+import { useJsonLogs } from "./json-log.js";
 import type { CliContext } from "./cli-context.js";
 import { type AddressFlags, type EnvironmentResult, type ResolvedConfig, readEnvironment } from "./env.js";
 import { CliError } from "./errors.js";
@@ -77,9 +78,15 @@ export function toVellumConfig(
   ctx: CliContext,
   secrets: { apiKey?: string; csrfSecret?: string } = {},
 ): VellumConfig {
-  const { port: _port, host: _host, ...config } = settings.config;
+  const { port: _port, host: _host, logFormat, ...config } = settings.config as ResolvedConfig & { logFormat?: string };
+  // A config file's `logFormat: "json"` (the environment's is applied when the CLI starts).
+  if (logFormat === "json") useJsonLogs(ctx.logger);
+  // The kernel logs through the CLI's logger, so its lines follow the CLI's format, colour and streams.
+  const logger = ctx.logger.withTag("vellum");
+  logger.level = config.logLevel ?? ctx.logger.level;
   return {
     ...config,
+    logger,
     plugins: settings.plugins,
     version: config.version ?? ctx.version,
     security: {

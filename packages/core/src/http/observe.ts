@@ -47,7 +47,16 @@ export function createRequestObserver(metrics: CoreMetrics, logger: ConsolaInsta
     child.count.inc();
     child.time.observe(seconds);
     if (accessLog && logger.level >= LogLevels.info) {
-      logger.info(`${method} ${pathname} ${status} ${(seconds * 1000).toFixed(1)}ms ${requestId}`);
+      const ms = Math.round(seconds * 10_000) / 10;
+      // Structured fields for a JSON reporter (`SERVICE_LOG_FORMAT=json`); text logs print the message.
+      logger.info({
+        message: `${method} ${pathname} ${status} ${ms.toFixed(1)}ms ${requestId}`,
+        request_id: requestId,
+        method,
+        route,
+        status,
+        duration_ms: ms,
+      });
     }
   }
 }
