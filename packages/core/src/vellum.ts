@@ -170,6 +170,7 @@ export function createVellum(input: VellumConfig): Vellum {
     state = "starting";
     const plugins = resolvePlugins(config.plugins ?? []);
     order = plugins.map((p) => p.name);
+    logger.debug(`starting with data dir ${config.dataDir}; plugins in setup order: ${order.join(", ") || "none"}`);
     mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
     const sqlite = config.database?.sqlite ?? { path: join(config.dataDir, "db", "vellum.sqlite") };
     if (sqlite.path !== ":memory:") mkdirSync(dirname(sqlite.path), { recursive: true, mode: 0o700 });
@@ -218,10 +219,12 @@ export function createVellum(input: VellumConfig): Vellum {
     const timeoutMs = config.setupTimeoutMs ?? 10_000;
     for (const plugin of plugins) {
       const ctx = createPluginContext(plugin, parts, byName);
+      const began = performance.now();
       try {
         await withTimeout(Promise.resolve(plugin.definition.setup(ctx)), timeoutMs, () =>
           CoreErrors.pluginSetupTimeout([plugin.name, timeoutMs], { plugin: plugin.name }),
         );
+        logger.debug(`plugin ${plugin.name} set up in ${(performance.now() - began).toFixed(1)} ms`);
       } catch (cause) {
         if (VellumError.is(cause) && cause.plugin === plugin.name) throw cause;
         const reason = cause instanceof Error ? cause.message : String(cause);
@@ -238,6 +241,8 @@ export function createVellum(input: VellumConfig): Vellum {
       return pending.length > 0 ? { results: [], error: CoreErrors.migrationsPending([pending]) } : { results: [] };
     }
     const outcome = await runner.migrate(["core", ...order]);
+    for (const result of outcome.results) logger.debug(`migration ${result.plugin}/${result.name} ${result.status}`);
+    if (outcome.results.length === 0) logger.debug("migrations: none pending");
     const { drift } = await runner.status();
     for (const d of drift)
       logger.warn(CoreErrors.migrationDrift([d.plugin, `${d.name} is ${d.kind.replace(/_/g, " ")}`]).message);
@@ -253,10 +258,13 @@ export function createVellum(input: VellumConfig): Vellum {
     state = "ready";
     await lifecycle.run("ready", order);
     await bus.call("vellum:ready", {});
+    logger.debug("ready: queue workers and the scheduler are running");
   }
 
   async function doClose(): Promise<void> {
+    const began = performance.now();
     state = "closing";
+    logger.info(`shutting down (${inFlight} request(s) in flight)`);
     const deadline = Date.now() + (config.shutdownTimeoutMs ?? 10_000);
     while (inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     const report = (error: Error) => logger.error(error.message, error.cause);
@@ -270,6 +278,7 @@ export function createVellum(input: VellumConfig): Vellum {
     await store.close?.();
     await database?.close();
     state = "closed";
+    logger.info(`shut down in ${(performance.now() - began).toFixed(0)} ms`);
   }
 
   // Each step runs once; later calls share its promise. A failed ready() closes the instance.
