@@ -1,59 +1,47 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import { BIN, freePort, removeTempDirs, sleep, tempDir, writeConfigFile } from "./support.js";
 
-const BIN = fileURLToPath(new URL("../../vellum/bin/vellum.mjs", import.meta.url));
 const API_KEY = "json-log-test-api-key-0123456789";
 const SEARCHED = "zebracrossingsecret";
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
 let child: ChildProcess | undefined;
-let dataDir: string | undefined;
 afterEach(() => {
   child?.kill("SIGKILL");
   child = undefined;
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-  dataDir = undefined;
+  removeTempDirs();
 });
+
+/** `vellum serve` on a free port from `cwd`, resolved once it listens, with what it wrote so far. */
+async function serve(env: NodeJS.ProcessEnv, cwd: string) {
+  const port = await freePort();
+  const output = { stdout: "", stderr: "" };
+  child = spawn(process.execPath, [BIN, "serve", "--port", String(port), "--data-dir", join(cwd, "data")], {
+    cwd,
+    env: { PATH: process.env.PATH, SERVICE_API_KEY: API_KEY, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  child.stdout?.on("data", (chunk: Buffer) => (output.stdout += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (output.stderr += chunk.toString()));
+  const deadline = Date.now() + 20_000;
+  while (!output.stdout.includes("listening on")) {
+    if (Date.now() > deadline) throw new Error(`no start: ${output.stderr}`);
+    await sleep(50);
+  }
+  return { base: `http://127.0.0.1:${port}`, output };
+}
 
 describe("SERVICE_LOG_FORMAT=json", () => {
   it("writes one JSON object a line, access lines with request id, route, status and duration, never a query", async () => {
-    const port = await freePort();
-    dataDir = mkdtempSync(join(tmpdir(), "vellum-json-log-"));
-    child = spawn(process.execPath, [BIN, "serve", "--port", String(port), "--data-dir", dataDir], {
-      env: { PATH: process.env.PATH, SERVICE_API_KEY: API_KEY, SERVICE_LOG_FORMAT: "json" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout?.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr?.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const base = `http://127.0.0.1:${port}`;
-    const deadline = Date.now() + 20_000;
-    while (!stdout.includes("listening on")) {
-      if (Date.now() > deadline) throw new Error(`no start: ${stderr}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const { base, output } = await serve({ SERVICE_LOG_FORMAT: "json" }, tempDir());
     const live = await fetch(`${base}/health/live?token=abc`);
     const search = await fetch(`${base}/api/v1/search?q=${SEARCHED}`);
     expect([live.status, search.status]).toEqual([200, 200]);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    child.kill("SIGTERM");
+    await sleep(200);
+    child?.kill("SIGTERM");
     await new Promise((resolve) => child?.once("exit", resolve));
+    const { stdout, stderr } = output;
 
     const lines = stdout.split("\n").filter((line) => line.length > 0);
     const entries = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
@@ -75,24 +63,12 @@ describe("SERVICE_LOG_FORMAT=json", () => {
   }, 40_000);
 
   it("is also taken from the config file's logFormat", async () => {
-    const port = await freePort();
-    dataDir = mkdtempSync(join(tmpdir(), "vellum-json-log-"));
-    writeFileSync(join(dataDir, "vellum.config.mjs"), 'export default { logFormat: "json" };\n');
-    child = spawn(process.execPath, [BIN, "serve", "--port", String(port), "--data-dir", join(dataDir, "data")], {
-      cwd: dataDir,
-      env: { PATH: process.env.PATH, SERVICE_API_KEY: API_KEY },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    child.stdout?.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    const deadline = Date.now() + 20_000;
-    while (!stdout.includes("listening on")) {
-      if (Date.now() > deadline) throw new Error("no start");
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    await fetch(`http://127.0.0.1:${port}/health/live`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    const lines = stdout.split("\n").filter((line) => line.length > 0);
+    const cwd = tempDir();
+    writeConfigFile(cwd, 'export default defineConfig({ logFormat: "json" });\n');
+    const { base, output } = await serve({}, cwd);
+    await fetch(`${base}/health/live`);
+    await sleep(200);
+    const lines = output.stdout.split("\n").filter((line) => line.length > 0);
     expect(lines.length).toBeGreaterThanOrEqual(2);
     for (const line of lines) expect(JSON.parse(line)).toMatchObject({ level: expect.any(String) });
   }, 40_000);

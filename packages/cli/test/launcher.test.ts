@@ -1,31 +1,18 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { watchLauncher } from "../src/launcher.js";
+import { freePort, removeTempDirs, sleep, tempDir } from "./support.js";
 
 const root = fileURLToPath(new URL("../../../", import.meta.url));
 const API_KEY = "launcher-test-api-key-0123456789";
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 async function until(check: () => Promise<boolean> | boolean, what: string, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await sleep(100);
   }
 }
 
@@ -52,7 +39,6 @@ function serverPid(port: number): number | undefined {
 
 let launcher: ChildProcess | undefined;
 let server: number | undefined;
-let dataDir: string | undefined;
 afterEach(() => {
   launcher?.kill("SIGKILL");
   launcher = undefined;
@@ -65,14 +51,13 @@ afterEach(() => {
     }
   }
   server = undefined;
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-  dataDir = undefined;
+  removeTempDirs();
 });
 
 describe("a server started through npm", () => {
   it("shuts down gracefully when SIGTERM ends its launcher, instead of living on as an orphan", async () => {
     const port = await freePort();
-    dataDir = mkdtempSync(join(tmpdir(), "vellum-launcher-"));
+    const dataDir = tempDir("vellum-launcher-");
     launcher = spawn("npm", ["exec", "--", "vellum", "serve", "--port", String(port), "--data-dir", dataDir], {
       cwd: root,
       env: { ...process.env, SERVICE_API_KEY: API_KEY, SERVICE_LOG_LEVEL: "info", NO_COLOR: "1" },

@@ -271,6 +271,10 @@ let addresses = 0;
 /** A client address of its own (the purge route allows 5 a minute per address). */
 const freshAddress = () => `10.1.${(++addresses >> 8) & 255}.${addresses & 255}`;
 
+/** `POST /api/v1/cache/purge {"slug"}` with the key and CSRF, from a fresh address (the route allows 5 a minute per address). */
+const purgeSlug = async (t: TestVellum, slug: string) =>
+  t.fetch(PURGE, { method: "POST", json: { slug }, headers: await t.writeHeaders(), clientAddress: freshAddress() });
+
 // POST /api/v1/cache/purge: key, then CSRF, then the body; 5 a minute per client address; a purge makes every
 // response showing the article (its page, the list, its tags' pages) a miss again, and nothing else.
 describe("POST /api/v1/cache/purge", () => {
@@ -585,12 +589,7 @@ describe("CDN purge forwarding", () => {
 
   it("the purge endpoint forwards the article's tags", async () => {
     const from = receiver.deliveries.length;
-    const res = await t.fetch(PURGE, {
-      method: "POST",
-      json: { slug: "cdn-a" },
-      headers: await t.writeHeaders(),
-      clientAddress: freshAddress(),
-    });
+    const res = await purgeSlug(t, "cdn-a");
     expect(res.status).toBe(200);
     expect((await deliveredTags(from, "the API purge")).sort()).toEqual(["article:cdn-a", "articles", "tag:new%20one"]);
   });
@@ -599,12 +598,7 @@ describe("CDN purge forwarding", () => {
     await waitFor(async () => (await cdnJobs()).every((job) => job.status === "applied"), "earlier purges delivered");
     receiver.status = 500;
     const from = receiver.deliveries.length;
-    const res = await t.fetch(PURGE, {
-      method: "POST",
-      json: { slug: "cdn-a" },
-      headers: await t.writeHeaders(),
-      clientAddress: freshAddress(),
-    });
+    const res = await purgeSlug(t, "cdn-a");
     expect(res.status).toBe(200);
     await waitFor(async () => (await cdnJobs()).some((job) => job.attempts === 1), "a failed attempt");
     const failed = (await cdnJobs()).find((job) => job.status !== "applied");

@@ -67,7 +67,6 @@ export {
   RECORD_HEADER_BYTES,
   RECORD_MANIFEST,
   RECORD_SQLITE_DB,
-  RecordDecoder,
   type RecordEvent,
   type RecordHeader,
   type RecordInfo,
@@ -76,6 +75,7 @@ export {
   type VpbkEnd,
   type VpbkManifest,
 } from "./records.js";
+export { RecordDecoder } from "./record-decoder.js";
 export { type ByteSource, openSource, type VpbkSource } from "./source.js";
 export {
   createVpbkWriter,

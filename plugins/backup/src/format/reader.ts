@@ -18,14 +18,15 @@ import {
 import type { VpbkKeys } from "./keys.js";
 import {
   RECORD_SQLITE_DB,
-  RecordDecoder,
   type RecordEvent,
   type RecordInfo,
   type RecordSummary,
   type VpbkEnd,
   type VpbkManifest,
 } from "./records.js";
+import { RecordDecoder } from "./record-decoder.js";
 import { type ByteSource, openSource, type VpbkSource } from "./source.js";
+import type { VpbkWriteSummary } from "./writer.js";
 
 /** How to open an archive: what unlocks it, and an optional progress callback. */
 export type OpenVpbkOptions = VpbkUnlock & {
@@ -60,23 +61,8 @@ export type VpbkRecord =
     } & PathRecord)
   | { type: "end"; index: number; end: VpbkEnd };
 
-/** What a fully read archive amounted to (§2.7's success line). */
-export interface VpbkSummary {
-  generationId: string;
-  createdMs: number;
-  sealedMs: number;
-  /** DATA frames. */
-  dataFrames: number;
-  /** Plaintext bytes (the record stream). */
-  dataBytes: number;
-  /** Bytes of the archive, up to the end of the FINAL frame. */
-  archiveBytes: number;
-  /** DIR, FILE and SQLITE_DB records. */
-  entries: number;
-  /** Content bytes of the FILE and SQLITE_DB records. */
-  fileBytes: number;
-  /** Lower-case hex. */
-  contentRoot: string;
+/** What a fully read archive amounted to (§2.7's success line): what the writer reported, and what unlocked it. */
+export interface VpbkSummary extends VpbkWriteSummary {
   unlockedWith: UnlockedWith;
 }
 

@@ -67,7 +67,7 @@ export interface VpbkWriteSummary {
   dataFrames: number;
   /** Plaintext bytes (the record stream). */
   dataBytes: number;
-  /** Bytes of the whole `.vpbk` file. */
+  /** Bytes of the whole `.vpbk` file, up to the end of its FINAL frame. */
   archiveBytes: number;
   /** DIR, FILE and SQLITE_DB records. */
   entries: number;
