@@ -103,6 +103,6 @@ describe("plugin commands", () => {
       setup: (ctx) => ctx.command("undeclared", async () => 0),
     });
     expect(await run(["sneak"], tempDir(), () => [sneaky()])).not.toBe(0);
-    expect(lines(err).join("\n")).toContain("binds command 'undeclared' without declaring it");
+    expect(lines(err).join("\n")).toContain("binds command 'undeclared', but its definition does not declare it");
   });
 });

@@ -30,7 +30,7 @@ export type { HttpMethod, MatchedRoute, PluginRouter, RouteHandler, RouteMeta, R
 export { requestTarget } from "./http/shortcuts.js";
 export type { PreparedResponse, Shortcut, ShortcutRequest } from "./http/shortcuts.js";
 export type { VellumMetrics } from "./metrics/metrics.js";
-export { declaredCommands, matchCommand } from "./plugin/commands.js";
+export { declaredCommands, matchCommand, offlineCommand } from "./plugin/commands.js";
 export type {
   CommandDeclaration,
   CommandHandler,
@@ -42,6 +42,8 @@ export type { KernelInfo, LifecycleCallback, PluginDb, VellumPluginContext } fro
 export { definePlugin, defineVellumPlugin } from "./plugin/define.js";
 export type { AnyVellumPlugin, VellumPlugin, VellumPluginDefinition } from "./plugin/define.js";
 export { resolvePlugins } from "./plugin/graph.js";
+export { databasePath, offlineContext, prepareDataDir } from "./plugin/offline.js";
+export type { OfflineCommandHandler, PluginOfflineContext } from "./plugin/offline.js";
 export { checkSettings, parseList, readSettingsFromEnv, setting, settingDefaults } from "./plugin/settings.js";
 export type { Parsed, SettingDeclaration, SettingDeclarations, SettingProblem } from "./plugin/settings.js";
 export type { JobQueue } from "./queue/job-queue.js";

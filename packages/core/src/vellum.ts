@@ -25,7 +25,8 @@ import { registerCoreMetrics } from "./metrics/core-metrics.js";
 import { createMetrics } from "./metrics/metrics.js";
 import { createNodeListener, type NodeListener } from "./node/handler.js";
 import { listen } from "./node/listen.js";
-import { CommandHandlers } from "./plugin/commands.js";
+import { CommandHandlers, offlineCommand } from "./plugin/commands.js";
+import { offlineContext, prepareDataDir } from "./plugin/offline.js";
 import type { KernelInfo } from "./plugin/context.js";
 import type { AnyVellumPlugin } from "./plugin/define.js";
 import { resolvePlugins } from "./plugin/graph.js";
@@ -171,6 +172,7 @@ export function createVellum(input: VellumConfig): Vellum {
     const plugins = resolvePlugins(config.plugins ?? []);
     order = plugins.map((p) => p.name);
     logger.debug(`starting with data dir ${config.dataDir}; plugins in setup order: ${order.join(", ") || "none"}`);
+    await prepareDataDir(plugins, config, logger);
     mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
     const sqlite = config.database?.sqlite ?? { path: join(config.dataDir, "db", "vellum.sqlite") };
     if (sqlite.path !== ":memory:") mkdirSync(dirname(sqlite.path), { recursive: true, mode: 0o700 });
@@ -325,6 +327,8 @@ export function createVellum(input: VellumConfig): Vellum {
     queue: () => requireInit(queue, "queue"),
     plugins: () => order,
     async runCommand(name, io) {
+      const offline = offlineCommand(config.plugins ?? [], name);
+      if (offline) return (await offline.run(io, offlineContext(offline.plugin, config, logger))) ?? 0;
       await init();
       return (await commands.get(name)(io)) ?? 0;
     },

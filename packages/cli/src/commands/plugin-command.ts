@@ -5,6 +5,8 @@ import {
   type DeclaredCommand,
   declaredCommands,
   matchCommand,
+  offlineCommand,
+  offlineContext,
   resolvePlugins,
 } from "@vellum/core";
 import { loadConfigFile } from "../config-file.js";
@@ -85,18 +87,22 @@ export async function installedCommands(
 /**
  * Runs a command a plugin added (`vellum sync run`): the name is checked against the plugins'
  * declarations first, so an unknown command touches no data; then init and migrations (no
- * workers, no scheduler) and the plugin's handler.
+ * workers, no scheduler) and the plugin's handler. An offline command (declared with `run`) runs
+ * without either: nothing opens the data dir.
  */
 export async function runPluginCommand(ctx: CliContext, argv: readonly string[]): Promise<number> {
   const line = parseCommandLine(argv);
   const { settings, commands } = await declared(ctx, line.flags);
   const found = matchCommand(commands, line.words);
   if (!found) throw CliError.usage(`unknown command '${line.words[0] ?? ""}'`);
-  const vellum = createVellum({ ...toVellumConfig(settings, ctx), accessLog: false });
+  const io = createIO(ctx, line.options, line.words.slice(found.consumed));
+  const config = { ...toVellumConfig(settings, ctx), accessLog: false };
+  const offline = offlineCommand(settings.plugins, found.command.name);
+  if (offline) return (await offline.run(io, offlineContext(offline.plugin, config, ctx.logger))) ?? 0;
+  const vellum = createVellum(config);
   try {
     const outcome = await vellum.migrate();
     if (outcome.error) throw outcome.error;
-    const io = createIO(ctx, line.options, line.words.slice(found.consumed));
     return await vellum.runCommand(found.command.name, io);
   } finally {
     await vellum.close();

@@ -1,4 +1,4 @@
-import { createVellum, loadOrCreateSecret } from "@vellum/core";
+import { createVellum, loadOrCreateSecret, prepareDataDir, resolvePlugins } from "@vellum/core";
 import { listen, type VellumServer } from "@vellum/core/node";
 import { defineCommand } from "citty";
 import { ensureApiKey } from "../api-key.js";
@@ -15,6 +15,8 @@ export function serveCommand(ctx: CliContext) {
     async run({ args }) {
       const settings = await loadSettings(ctx, addressFlags(args));
       const { config } = settings;
+      // Before the key and secrets are written into the data dir: a plugin may restore it first.
+      await prepareDataDir(resolvePlugins(settings.plugins), toVellumConfig(settings, ctx), ctx.logger);
       const { key } = await ensureApiKey({
         configured: config.security?.apiKey,
         dataDir: config.dataDir,

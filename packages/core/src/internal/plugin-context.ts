@@ -1,11 +1,9 @@
 import type { ConsolaInstance } from "consola";
-import { createDefu } from "defu";
 import type { Transaction } from "kysely";
 import type { VellumConfig } from "../config.js";
 import type { MigrationRunner } from "../db/migrations.js";
 import type { KernelTables, VellumDatabase } from "../db/types.js";
 import type { WriteErrorReporter, Writes } from "../db/write.js";
-import { CoreErrors } from "../errors/vellum-error.js";
 import type { HealthRegistry } from "../health/components.js";
 import { createHookApi, type VellumHookBus } from "../hooks/hooks.js";
 import { createPluginRouter, type RouteTable } from "../http/routes.js";
@@ -14,7 +12,7 @@ import type { VellumMetrics } from "../metrics/metrics.js";
 import type { CommandHandlers } from "../plugin/commands.js";
 import type { KernelInfo, PluginDb, VellumPluginContext } from "../plugin/context.js";
 import type { AnyVellumPlugin, VellumPlugin } from "../plugin/define.js";
-import { checkSettings, settingDefaults } from "../plugin/settings.js";
+import { pluginOptions } from "../plugin/options.js";
 import type { JobQueue } from "../queue/job-queue.js";
 import { createPluginQueue } from "../queue/plugin-queue.js";
 import type { Scheduler } from "../scheduler.js";
@@ -47,13 +45,6 @@ export interface KernelParts {
   captureError: WriteErrorReporter;
 }
 
-/** defu, except that a list from a higher layer replaces a lower one instead of joining it. */
-const mergeOptions = createDefu((object, key, value) => {
-  if (!Array.isArray(value)) return false;
-  object[key] = value;
-  return true;
-});
-
 /** Transitive dependencies of a plugin (what it may inject from). */
 function dependencyClosure(plugin: AnyVellumPlugin, byName: Map<string, AnyVellumPlugin>): string[] {
   const seen = new Set<string>();
@@ -68,34 +59,6 @@ function dependencyClosure(plugin: AnyVellumPlugin, byName: Map<string, AnyVellu
   };
   walk(plugin);
   return [...seen];
-}
-
-/**
- * The plugin's effective options (inline, then `pluginOptions[configKey]`, then declared and
- * plain defaults), checked against its declared settings: `VELLUM_CONFIG_INVALID` names the first
- * problem by its variable when it has one.
- */
-function pluginOptions<O extends object>(plugin: AnyVellumPlugin, config: VellumConfig): Readonly<O> {
-  const { definition } = plugin;
-  const configKey = definition.configKey ?? plugin.name;
-  const declared = definition.settings ?? {};
-  const options = Object.freeze(
-    mergeOptions(
-      plugin.options,
-      config.pluginOptions?.[configKey] ?? {},
-      settingDefaults(declared),
-      definition.defaults ?? {},
-    ),
-  ) as Readonly<O>;
-  const [first] = [
-    ...checkSettings(declared, options),
-    ...(definition.checkSettings?.(options, { dataDir: config.dataDir }) ?? []),
-  ];
-  if (first) {
-    const path = declared[first.setting]?.env ?? `pluginOptions.${configKey}.${first.setting}`;
-    throw CoreErrors.configInvalid([path, first.message], { plugin: plugin.name });
-  }
-  return options;
 }
 
 export function createPluginContext<O extends object, T extends object>(

@@ -1,5 +1,6 @@
 import { CoreErrors, VellumError } from "../errors/vellum-error.js";
 import type { AnyVellumPlugin } from "./define.js";
+import type { OfflineCommandHandler } from "./offline.js";
 
 /** What a plugin command gets from the CLI. */
 export interface CommandIO {
@@ -25,10 +26,16 @@ export interface CommandOptionDeclaration {
 }
 
 /** A command in a plugin definition's `commands`: `{ reindex: { description, options } }`. */
-export interface CommandDeclaration {
+export interface CommandDeclaration<O extends object = Record<string, unknown>> {
   description: string;
   /** Its options by name (without the dashes): `{ id: { description: "…", value: "delivery" } }`. */
   options?: Record<string, CommandOptionDeclaration>;
+  /**
+   * An offline command's handler: it runs without starting Vellum (no setup, no migrations, the
+   * database not opened), with the plugin's options and the data dir's paths; for work on the data
+   * dir as files, such as a restore. Commands without `run` bind their handler in setup.
+   */
+  run?: OfflineCommandHandler<O>;
 }
 
 /** A command as declared in a plugin definition, with the plugin that declares it. */
@@ -39,6 +46,8 @@ export interface DeclaredCommand {
   /** Its declared options (empty when it declares none). */
   options: Readonly<Record<string, CommandOptionDeclaration>>;
   plugin: string;
+  /** Declared with `run`: it runs without starting Vellum. */
+  offline: boolean;
 }
 
 const normalize = (name: string) => name.trim().split(/\s+/).join(" ");
@@ -50,11 +59,12 @@ const normalize = (name: string) => name.trim().split(/\s+/).join(" ");
 export function declaredCommands(plugins: readonly AnyVellumPlugin[]): DeclaredCommand[] {
   const byName = new Map<string, DeclaredCommand>();
   for (const plugin of plugins) {
-    for (const [raw, { description, options = {} }] of Object.entries(plugin.definition.commands ?? {})) {
+    for (const [raw, declaration] of Object.entries(plugin.definition.commands ?? {})) {
+      const { description, options = {} } = declaration;
       const name = normalize(raw);
       const existing = byName.get(name);
       if (existing) throw CoreErrors.commandDuplicate([name, existing.plugin, plugin.name], { plugin: plugin.name });
-      byName.set(name, { name, description, options, plugin: plugin.name });
+      byName.set(name, { name, description, options, plugin: plugin.name, offline: declaration.run !== undefined });
     }
   }
   return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
@@ -73,15 +83,30 @@ export function matchCommand(
   return undefined;
 }
 
+/** The plugin and handler of `name` when it is an offline command (declared with `run`). */
+export function offlineCommand(
+  plugins: readonly (AnyVellumPlugin | undefined | null | false)[],
+  name: string,
+): { plugin: AnyVellumPlugin; run: OfflineCommandHandler } | undefined {
+  for (const plugin of plugins) {
+    if (!plugin) continue;
+    for (const [declared, { run }] of Object.entries(plugin.definition.commands ?? {})) {
+      if (run && normalize(declared) === name) return { plugin, run: run as OfflineCommandHandler };
+    }
+  }
+  return undefined;
+}
+
 /** Handlers bound by plugins during setup (`ctx.command(name, run)`). */
 export class CommandHandlers {
   readonly #handlers = new Map<string, CommandHandler>();
 
   bind(plugin: AnyVellumPlugin, name: string, handler: CommandHandler): void {
     const key = normalize(name);
-    const declared = Object.keys(plugin.definition.commands ?? {}).map(normalize);
-    if (!declared.includes(key)) {
-      const message = `plugin '${plugin.name}' binds command '${key}' without declaring it in its definition's 'commands'`;
+    const declaration = Object.entries(plugin.definition.commands ?? {}).find(([n]) => normalize(n) === key)?.[1];
+    if (!declaration || declaration.run) {
+      const why = declaration ? "declares it with 'run' (offline)" : "does not declare it in 'commands'";
+      const message = `plugin '${plugin.name}' binds command '${key}', but its definition ${why}`;
       throw new VellumError("VELLUM_COMMAND_UNDECLARED", message, { plugin: plugin.name });
     }
     this.#handlers.set(key, handler);

@@ -1,6 +1,7 @@
 import type { HookKind } from "../hooks/hooks.js";
 import type { CommandDeclaration } from "./commands.js";
 import type { VellumPluginContext } from "./context.js";
+import type { PluginOfflineContext } from "./offline.js";
 import type { SettingDeclarations, SettingProblem } from "./settings.js";
 
 export interface VellumPluginDefinition<O extends object = Record<string, unknown>, T extends object = object> {
@@ -28,7 +29,13 @@ export interface VellumPluginDefinition<O extends object = Record<string, unknow
    * CLI commands this plugin adds (`vellum <name>`), each with its description and the options its handler
    * reads (shown by `vellum <name> --help`); bind each in setup with `ctx.command(name, run)`.
    */
-  commands?: Record<string, CommandDeclaration>;
+  commands?: Record<string, CommandDeclaration<O>>;
+  /**
+   * Runs at init before the kernel opens the data dir or sets up any plugin, once per data dir in
+   * a process: restore a data dir before the first start, finish an interrupted swap. A throw stops
+   * the start.
+   */
+  prepare?(ctx: PluginOfflineContext<O>): void | Promise<void>;
   /** Declares routes, hooks, migrations, queues, jobs and services. No long I/O here. */
   setup(ctx: VellumPluginContext<O, T>): void | Promise<void>;
 }
