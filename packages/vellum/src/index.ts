@@ -1,6 +1,7 @@
 import { createRequire } from "node:module";
 import type { AnyVellumPlugin } from "@vellum/core";
 import { articles } from "@vellum/plugin-articles";
+import { backup } from "@vellum/plugin-backup";
 import { cache } from "@vellum/plugin-cache";
 import { health } from "@vellum/plugin-health";
 import { media } from "@vellum/plugin-media";
@@ -20,6 +21,7 @@ const firstPartyPlugins: Array<() => AnyVellumPlugin> = [
   cache,
   webhooks,
   media,
+  backup,
   () => health({ expect: ["search", "webhooks", "backup"] }),
 ];
 

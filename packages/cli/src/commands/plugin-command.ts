@@ -10,6 +10,7 @@ import {
   resolvePlugins,
 } from "@vellum/core";
 import { loadConfigFile } from "../config-file.js";
+import { createProgressBar } from "../progress.js";
 import type { CliContext } from "../cli-context.js";
 import type { AddressFlags } from "../env.js";
 import { CliError, type ConfigProblem } from "../errors.js";
@@ -44,20 +45,21 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
   return { words, options, flags: { dataDir } };
 }
 
-function createIO(ctx: CliContext, options: CommandIO["options"], positionals: string[]): CommandIO {
+function createIO(
+  ctx: CliContext,
+  options: CommandIO["options"],
+  positionals: string[],
+): { io: CommandIO; done(): void } {
   const interactive = Boolean(process.stderr.isTTY);
-  return {
+  const bar = interactive ? createProgressBar(process.stderr) : undefined;
+  const io: CommandIO = {
     options,
     positionals,
     interactive,
     print: ctx.print,
-    progress(done, total, label = "progress") {
-      if (!interactive) return;
-      const share = total ? ` (${Math.floor((done / Math.max(total, 1)) * 100)}%)` : "";
-      process.stderr.write(`\r${label}: ${done}${total ? `/${total}` : ""}${share}\u001b[K`);
-      if (total !== undefined && done >= total) process.stderr.write("\n");
-    },
+    progress: (done, total, label, unit) => bar?.update(done, total, label, unit),
   };
+  return { io, done: () => bar?.stop() };
 }
 
 /** The plugin commands of this configuration (declared statically: nothing starts). */
@@ -95,17 +97,21 @@ export async function runPluginCommand(ctx: CliContext, argv: readonly string[])
   const { settings, commands } = await declared(ctx, line.flags);
   const found = matchCommand(commands, line.words);
   if (!found) throw CliError.usage(`unknown command '${line.words[0] ?? ""}'`);
-  const io = createIO(ctx, line.options, line.words.slice(found.consumed));
+  const { io, done } = createIO(ctx, line.options, line.words.slice(found.consumed));
   const config = { ...toVellumConfig(settings, ctx), accessLog: false };
   const offline = offlineCommand(settings.plugins, found.command.name);
-  if (offline) return (await offline.run(io, offlineContext(offline.plugin, config, ctx.logger))) ?? 0;
-  const vellum = createVellum(config);
   try {
-    const outcome = await vellum.migrate();
-    if (outcome.error) throw outcome.error;
-    return await vellum.runCommand(found.command.name, io);
+    if (offline) return (await offline.run(io, offlineContext(offline.plugin, config, ctx.logger))) ?? 0;
+    const vellum = createVellum(config);
+    try {
+      const outcome = await vellum.migrate();
+      if (outcome.error) throw outcome.error;
+      return await vellum.runCommand(found.command.name, io);
+    } finally {
+      await vellum.close();
+    }
   } finally {
-    await vellum.close();
+    done();
   }
 }
 

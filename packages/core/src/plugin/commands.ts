@@ -11,8 +11,11 @@ export interface CommandIO {
   /** True on a terminal: show live progress; otherwise print one summary line at the end. */
   readonly interactive: boolean;
   print(line: string): void;
-  /** Live progress on a terminal (ignored otherwise). */
-  progress(done: number, total?: number, label?: string): void;
+  /**
+   * Live progress on a terminal (ignored otherwise): `done` of `total` (when known), counted in
+   * items or, with `unit: "bytes"`, in bytes (shown with the rate and the time left).
+   */
+  progress(done: number, total?: number, label?: string, unit?: "items" | "bytes"): void;
 }
 
 /** Resolves to the exit code (0 when nothing is returned). */

@@ -6,13 +6,17 @@ import { VpbkError } from "./errors.js";
  * data dir's known folders (property R1).
  */
 
-/** The first segments a path may have: the data dir's folders, defined in code. */
+/**
+ * The first segments a path may have: the data dir's folders, defined in code. The format's list
+ * plus `storage`, where the kernel keeps plugins' storage namespaces (`ctx.storage`).
+ */
 export const TOP_LEVEL_ALLOWLIST: readonly string[] = Object.freeze([
   "db",
   "media",
   "mailboxes",
   "settings",
   "pgp",
+  "storage",
   ".vellum",
 ]);
 /** The one SQLITE_DB record's path. */

@@ -48,6 +48,12 @@ export interface WriteGenerationOptions {
   warn?: ((message: string) => void) | undefined;
   /** Tests: hooks into the file copy. */
   fileHooks?: FileCopyHooks | undefined;
+  /**
+   * Tests only: called synchronously when the temporary `.partial-*` file was created, still empty
+   * (`partial`), and when it is written and fsynced but not yet published (`sealed`), so a crash
+   * test can stop the process there. It must not throw.
+   */
+  onStep?: ((step: "partial" | "sealed") => void) | undefined;
 }
 
 /** A published, read-after-write verified generation. */
@@ -70,6 +76,8 @@ export interface GenerationResult {
   fileBytes: number;
   /** What was not backed up (symlinks, special files, unrepresentable names, vanished files). */
   skipped: SkippedEntry[];
+  /** Rows of each database table at T0 (also in the MANIFEST as `tables`). */
+  tableCounts: Record<string, number>;
 }
 
 /**
@@ -134,6 +142,7 @@ async function writeLocked(
     host: hostname(),
     dataDirId: options.dataDirId ?? createHash("sha256").update(dataDir).digest("hex").slice(0, 32),
     dbSchemaVersion: snapshot.userVersion,
+    tables: snapshot.tableCounts,
     snapshot: {
       method: "sqlite-serialize",
       sqliteVersion: snapshot.sqliteVersion,
@@ -155,6 +164,7 @@ async function writeLocked(
     constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
     0o600,
   );
+  options.onStep?.("partial");
   let summary;
   let skipped: SkippedEntry[];
   try {
@@ -182,6 +192,7 @@ async function writeLocked(
     }
     await sink;
     await handle.sync();
+    options.onStep?.("sealed");
   } finally {
     await handle.close();
     if (summary === undefined) await unlink(tmpPath).catch(() => undefined);
@@ -214,6 +225,7 @@ async function writeLocked(
     entries: summary.entries,
     fileBytes: summary.fileBytes,
     skipped,
+    tableCounts: snapshot.tableCounts,
   };
 }
 

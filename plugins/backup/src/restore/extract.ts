@@ -5,6 +5,7 @@ import { VpbkError } from "../format/errors.js";
 import { pathViolation } from "../format/paths.js";
 import type { VpbkArchive, VpbkSummary } from "../format/reader.js";
 import { writeAll } from "./durable.js";
+import type { RestoreStep } from "./restore.js";
 
 /** What the stream wrote into staging. */
 export interface Extracted {
@@ -27,8 +28,15 @@ const CREATE_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | 
  * Every byte comes from an authenticated frame and every path passed the §2.5 rules in the reader;
  * they are checked again here before any join. The archive is complete only when this resolves:
  * the FINAL frame, trailer and content root are checked when the record loop ends.
+ *
+ * `onStep` (tests only, see {@link RestoreStep}) is called after each chunk of content is written
+ * (`content`) and after each record is in place (`record`).
  */
-export async function extractInto(archive: VpbkArchive, staging: string): Promise<Extracted> {
+export async function extractInto(
+  archive: VpbkArchive,
+  staging: string,
+  onStep?: (step: Extract<RestoreStep, "content" | "record">) => void,
+): Promise<Extracted> {
   const made = new Set<string>([""]);
   const dirs: string[] = [];
   let files = 0;
@@ -41,12 +49,16 @@ export async function extractInto(archive: VpbkArchive, staging: string): Promis
         await chmod(target, 0o700);
         made.add(record.path);
         dirs.push(record.path);
+        onStep?.("record");
         continue;
       }
       const handle = await open(target, CREATE_FILE, 0o600);
       try {
         await handle.chmod(0o600);
-        for await (const chunk of record.content) await writeAll(handle, chunk);
+        for await (const chunk of record.content) {
+          await writeAll(handle, chunk);
+          onStep?.("content");
+        }
         await handle.datasync();
         const seconds = record.mtimeMs / 1000;
         await handle.utimes(seconds, seconds);
@@ -54,6 +66,7 @@ export async function extractInto(archive: VpbkArchive, staging: string): Promis
         await handle.close();
       }
       files += 1;
+      onStep?.("record");
     }
   } finally {
     await archive.close();

@@ -18,4 +18,4 @@ export { checkRestoredDb, type RestoredDbCheck, type RestoredFrom, writeRestored
 export { readJournal, type RestoreJournal } from "./journal.js";
 export { chooseReplacedPath } from "./swap.js";
 export { recoverRestores, type RecoverOptions, type RecoveryReport, STALE_RESTORE_MS } from "./recover.js";
-export { restoreGeneration, type RestoreOptions, type RestoreResult } from "./restore.js";
+export { restoreGeneration, type RestoreOptions, type RestoreResult, type RestoreStep } from "./restore.js";

@@ -12,6 +12,21 @@ import { recoverRestores, type RecoveryReport } from "./recover.js";
 import { checkSpace, createStaging, freeBytes } from "./staging.js";
 import { chooseReplacedPath, renameNoReplace } from "./swap.js";
 
+/**
+ * The named points of a restore, in order, for {@link RestoreOptions.onStep}:
+ * - `staging`: the staging directory exists, still empty (step 2);
+ * - `content`: a chunk of a file's content was written into staging (once per chunk);
+ * - `record`: a directory was made, or a file written, synced and closed (once per record);
+ * - `complete`: the FINAL frame authenticated and the trailer matched (step 5);
+ * - `checked`: the database checked, the marker written, the tree fsynced (step 6);
+ * - `journal`: the journal is durable and nothing was moved yet (step 7);
+ * - `swap-a`: `dest` was moved to `.replaced-…` (8a; only when `dest` existed);
+ * - `swap-b`: staging was moved to `dest` (8b), the journal not yet deleted;
+ * - `done`: the journal was deleted (8c).
+ */
+export type RestoreStep =
+  "staging" | "content" | "record" | "complete" | "checked" | "journal" | "swap-a" | "swap-b" | "done";
+
 export interface RestoreOptions {
   /** The `.vpbk` generation to restore. */
   file: string;
@@ -28,8 +43,15 @@ export interface RestoreOptions {
   checkDb?: RestoredDbCheck | undefined;
   /** Free bytes on the filesystem of a directory (default statfs `bavail · bsize`). */
   freeBytes?: ((dir: string) => Promise<number>) | undefined;
+  /** Called after each frame with the archive bytes read so far and the archive's size. */
+  onProgress?: ((bytesRead: number, totalBytes: number | undefined) => void) | undefined;
   /** The lines §3.2 prints (steps 1 and 9) and warnings, e.g. a staging dir that could not be removed. */
   log?: ((line: string) => void) | undefined;
+  /**
+   * Tests only: called synchronously at each {@link RestoreStep}, so a crash test can stop the
+   * process at an exact point of the procedure. It must not throw.
+   */
+  onStep?: ((step: RestoreStep) => void) | undefined;
 }
 
 export interface RestoreResult {
@@ -77,6 +99,7 @@ export async function restoreGeneration(options: RestoreOptions): Promise<Restor
     passphrase: options.passphrase,
     previousPassphrase: options.previousPassphrase,
     deriveKek: options.deriveKek,
+    onProgress: options.onProgress,
   });
   const generationId = archive.header.generationId;
   const createdAt = new Date(archive.header.createdMs).toISOString();
@@ -102,11 +125,14 @@ async function stage(
   let journalWritten = false;
   let summary: VpbkSummary;
   let replaced: string | null;
+  const step = options.onStep ?? (() => undefined);
   try {
     staging = await createStaging(target, now());
+    step("staging");
     await checkSpace(target.parent, archiveBytes, options.freeBytes ?? freeBytes);
-    const extracted = await extractInto(archive, staging);
+    const extracted = await extractInto(archive, staging, step);
     summary = extracted.summary;
+    step("complete");
     await checkRestoredDb(staging, options.checkDb);
     const dirs = [...extracted.dirs];
     const madeVellum = await writeRestoredFrom(staging, {
@@ -118,13 +144,18 @@ async function stage(
     });
     if (madeVellum) dirs.push(".vellum");
     await fsyncTree(staging, dirs, target.parent);
+    step("checked");
 
     // The service may have started, or dest appeared, during a long stream: check again.
     const current = await checkPreconditions(target.dest);
     replaced = current.destExists ? await chooseReplacedPath(target.dest, now()) : null;
     await writeJournal(target, { phase: "swap", staging, dest: target.dest, replaced });
     journalWritten = true;
-    if (replaced !== null) await renameNoReplace(target.dest, replaced, target.parent);
+    step("journal");
+    if (replaced !== null) {
+      await renameNoReplace(target.dest, replaced, target.parent);
+      step("swap-a");
+    }
   } catch (error) {
     await archive.close().catch(() => undefined);
     if (journalWritten) await deleteJournal(target).catch(() => undefined);
@@ -146,8 +177,10 @@ async function stage(
       { path: target.dest, cause: error },
     );
   }
+  step("swap-b");
   try {
     await deleteJournal(target);
+    step("done");
   } catch (error) {
     log(
       `warning: could not delete the restore journal ${target.journal}; crash recovery will ` +

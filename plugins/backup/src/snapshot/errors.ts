@@ -5,7 +5,7 @@
  * precondition refused).
  */
 const CODES = {
-  /** The passphrase is missing or empty; there is no unencrypted fallback. */
+  /** Usage: the passphrase is missing or empty (there is no unencrypted fallback), or a bad option such as `--at`. */
   E_USAGE: 2,
   /** BACKUP_TARGET is missing, not a directory, or equals, lies inside or contains the data dir. */
   E_TARGET: 2,
@@ -25,6 +25,10 @@ const CODES = {
   E_IO: 4,
   /** The published generation failed its read-after-write check. */
   E_VERIFY: 1,
+  /** BACKUP_OFF=true: a manual backup is refused (restore and verify still work). */
+  E_DISABLED: 5,
+  /** Point in time: no generation at or before the requested time passed its checks (§4). */
+  E_NO_GENERATION: 5,
 } as const;
 
 export type BackupErrorCode = keyof typeof CODES;

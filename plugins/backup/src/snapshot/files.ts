@@ -6,7 +6,7 @@ import { pathViolation, printablePath } from "../format/paths.js";
 import { BackupError } from "./errors.js";
 
 /** The data dir folders a generation walks (§3.1 step 3), those present only; `db` is the snapshot. */
-export const WALKED_FOLDERS: readonly string[] = Object.freeze(["mailboxes", "media", "pgp", "settings"]);
+export const WALKED_FOLDERS: readonly string[] = Object.freeze(["mailboxes", "media", "pgp", "settings", "storage"]);
 
 /** Files up to this size are read into memory and written from there (no second read). */
 export const SMALL_FILE_BYTES = 1024 * 1024;

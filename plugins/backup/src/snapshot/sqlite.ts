@@ -42,6 +42,8 @@ export interface DbSnapshot {
   sqliteVersion: string;
   /** `PRAGMA user_version` in the snapshot: the schema version for the MANIFEST. */
   userVersion: number;
+  /** Rows of each table in the same read snapshot (the restore drill compares them). */
+  tableCounts: Record<string, number>;
 }
 
 type WorkerReply =
@@ -54,6 +56,7 @@ type WorkerReply =
       pageCount: number;
       sqliteVersion: string;
       userVersion: number;
+      tableCounts: Record<string, number>;
     }
   | { ok: false; code: "E_DB_TOO_LARGE" | "E_SNAPSHOT"; message: string };
 
@@ -102,6 +105,7 @@ export async function snapshotDatabase(options: SnapshotOptions): Promise<DbSnap
       pageCount: reply.pageCount,
       sqliteVersion: reply.sqliteVersion,
       userVersion: reply.userVersion,
+      tableCounts: reply.tableCounts,
     };
   } finally {
     await worker.terminate();

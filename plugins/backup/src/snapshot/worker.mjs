@@ -5,7 +5,7 @@
 //
 // workerData: { dbPath, maxBytes, gate?: SharedArrayBuffer (tests: wait after the pin) }
 // Posts one message: { ok: true, image: ArrayBuffer (transferred), t0Ms, pageSize, pageCount,
-// sqliteVersion, userVersion } or { ok: false, code, message }.
+// sqliteVersion, userVersion, tableCounts } or { ok: false, code, message }.
 import { parentPort, workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
 
@@ -39,12 +39,26 @@ function run() {
             `snapshot cap of ${maxBytes} bytes; no generation was written (there is no plaintext fallback)`,
         };
       }
+      // Rows per table in the same read snapshot: what a restore drill compares the restored copy with.
+      const tableCounts = {};
+      const tables = db
+        .prepare(
+          "SELECT name FROM sqlite_schema WHERE type = 'table' AND substr(name, 1, 7) <> 'sqlite_' ORDER BY name",
+        )
+        .pluck()
+        .all();
+      for (const table of tables) {
+        tableCounts[table] = db
+          .prepare(`SELECT count(*) FROM "${table.replaceAll('"', '""')}"`)
+          .pluck()
+          .get();
+      }
       const image = db.serialize();
       db.exec("COMMIT");
       // serialize() gives a Buffer over its own external memory: hand that memory over, no copy.
       const whole = image.byteOffset === 0 && image.byteLength === image.buffer.byteLength;
       const buffer = whole ? image.buffer : image.buffer.slice(image.byteOffset, image.byteOffset + image.byteLength);
-      return { ok: true, image: buffer, t0Ms, pageSize, pageCount, sqliteVersion, userVersion };
+      return { ok: true, image: buffer, t0Ms, pageSize, pageCount, sqliteVersion, userVersion, tableCounts };
     } finally {
       if (db.inTransaction) db.exec("ROLLBACK");
     }
