@@ -335,8 +335,8 @@ describe.concurrent("vellum --dry-run (the built binary)", () => {
   }) => {
     const { tempDir, vellum } = scope(onTestFinished);
     const dir = tempDir();
-    const result = await vellum(["--dry-run"], { BACKUP_TARGET: UNCLAIMED_VALUE, SERVICE_API_KEY: API_KEY }, dir);
-    expect(result.stderr).toBe("vellum: warning: BACKUP_TARGET is set but no installed plugin reads it\n");
+    const result = await vellum(["--dry-run"], { BACKUP_TARGETS: UNCLAIMED_VALUE, SERVICE_API_KEY: API_KEY }, dir);
+    expect(result.stderr).toBe("vellum: warning: BACKUP_TARGETS is set but no installed plugin reads it\n");
     expect(result.stdout).toContain("configuration OK");
     expect(result.status).toBe(0);
   });
@@ -347,7 +347,7 @@ describe.concurrent("vellum --dry-run (the built binary)", () => {
     writeConfigFile(ok, "export default defineConfig({ plugins: [definePlugin({ name: 'extra', setup() {} })()] });");
     const good = await vellum(["--dry-run"], {}, ok);
     expect(good.stderr).toBe("");
-    expect(good.stdout).toContain("7 plugin(s) (articles, search, cache, webhooks, health, media, extra)");
+    expect(good.stdout).toContain("8 plugin(s) (articles, search, cache, webhooks, health, media, backup, extra)");
     expect(good.status).toBe(0);
 
     const missing = tempDir();
