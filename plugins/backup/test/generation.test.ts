@@ -141,6 +141,14 @@ describe("writeGeneration", () => {
     expect(error.code).toBe("E_CLOCK_BEHIND");
   });
 
+  it("is not paused by a stray file named like a future generation: labels come from authentic headers", async () => {
+    await writeFile(join(target, "vk-20990101-000000.vpbk"), "not a generation");
+    await symlink(join(root, "nowhere"), join(target, "vk-20980101-000000.vpbk"));
+    const result = await writeGeneration(options());
+    expect(result.name).not.toBe("vk-20990101-000000.vpbk");
+    expect((await readdir(target)).sort()).toEqual([result.name, "vk-20980101-000000.vpbk", "vk-20990101-000000.vpbk"]);
+  });
+
   it("refuses a target equal to, inside or containing the data dir (through a symlink too)", async () => {
     await symlink(join(dataDir, "media"), join(root, "via-link"));
     for (const bad of [dataDir, join(dataDir, "media"), root, join(root, "via-link")]) {

@@ -8,8 +8,9 @@ import { createVpbkWriter, type KdfParams, type KekDerivation, verifyVpbk, VpbkE
 import { BackupError } from "../snapshot/errors.js";
 import { type FileCopyHooks, type SkippedEntry, walkDataDir, writeDataFiles } from "../snapshot/files.js";
 import { type DbSnapshot, snapshotDatabase } from "../snapshot/sqlite.js";
+import { listGenerations } from "../policy/generations.js";
 import { acquireLock, withMutex } from "./lock.js";
-import { generationName, isPartialName, newestSecond } from "./naming.js";
+import { generationName, isPartialName } from "./naming.js";
 
 /** `*.partial-*` files older than this are removed after a successful generation (§2.6 step 7). */
 export const PARTIAL_MAX_AGE_MS = 60 * 60 * 1000;
@@ -241,7 +242,10 @@ async function timedSnapshot(
   now: () => number,
   warn: (message: string) => void,
 ): Promise<DbSnapshot> {
-  const newest = newestSecond(await readdir(target));
+  // Labels from authentic headers only: a stray file named like a future generation does not pause backups.
+  const { generations } = await listGenerations(target);
+  const labelled = generations.find((g) => g.nameMatches);
+  const newest = labelled === undefined ? undefined : Math.floor(labelled.createdMs / 1000);
   const maxWait = options.maxClockWaitMs ?? 2000;
   for (let attempt = 0; attempt < 5; attempt += 1) {
     if (newest !== undefined) {
