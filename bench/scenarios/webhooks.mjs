@@ -4,6 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { defaultDuration, withServerCpu } from "../lib/load.mjs";
+import { outboxRowCost } from "../lib/outbox-rows.mjs";
 import { freePort, startServer } from "../lib/server.mjs";
 import { vellum } from "../lib/targets.mjs";
 import { measureCreates, writeHeaders } from "./articles-creates.mjs";
@@ -386,6 +387,14 @@ export default async function webhooksScenario() {
         `${share >= TARGET_SHARE ? "met" : "NOT met"}); applied ${n0(applied(three))} vs ${n0(applied(none))}/s; ` +
         `server CPU per create ${n0(cpu(three))} vs ${n0(cpu(none))} µs, plus ${n0(after)} µs delivering after the load ` +
         `(means of ${three.length} and ${none.length} runs, alternating)`,
+    );
+    const floor = await outboxRowCost();
+    const base = cpu(none);
+    lines.push(
+      `outbox rows alone (SQLite through better-sqlite3, prepared, no fsync; \`bench/lib/outbox-rows.mjs\`): ` +
+        `event row ${floor[0].toFixed(0)} µs, with 1 delivery row ${floor[1].toFixed(0)} µs, with 3 ${floor[3].toFixed(0)} µs ` +
+        `per create; on ${n0(base)} µs per create without receivers that caps 3 receivers at ` +
+        `${((base / (base + floor[3])) * 100).toFixed(1)} % of the create rate before any of the plugin's own code runs`,
     );
     if (held.length) {
       const heldShare = acked(held) / acked(none);

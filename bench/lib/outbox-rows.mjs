@@ -1,0 +1,73 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { articleBody } from "../scenarios/articles-data.mjs";
+
+const ROUNDS = 20_000;
+const JOB_COLUMNS =
+  "id, queue, key, type, payload, status, attempts, run_at, last_error, error_code, created_at, updated_at";
+
+/**
+ * The floor of the outbox's cost: SQLite alone (better-sqlite3, prepared statements, no Kysely, no
+ * event loop, `synchronous = OFF` so no fsync) writing one webhook event row and `k` delivery job
+ * rows per transaction, on the schema the built plugins migrate. Whatever the plugin's own code
+ * does, a create that writes these rows costs at least this much more CPU.
+ * @returns {Promise<Record<number, number>>} µs per transaction for 0, 1 and 3 delivery rows
+ */
+export async function outboxRowCost() {
+  const dir = await mkdtemp(join(tmpdir(), "vellum-outbox-rows-"));
+  try {
+    const { createVellum } = await import("../../packages/core/dist/index.js");
+    const { defaultPlugins } = await import("../../packages/vellum/dist/index.js");
+    const vellum = createVellum({ dataDir: dir, plugins: defaultPlugins(), logLevel: 0 });
+    const outcome = await vellum.migrate();
+    await vellum.close();
+    if (outcome.error) throw outcome.error;
+    const db = new Database(join(dir, "db", "vellum.sqlite"));
+    db.pragma("synchronous = OFF");
+    const event = db.prepare("INSERT INTO webhook_events (id, type, body, created_at) VALUES (?, ?, ?, ?)");
+    const job = db.prepare(`INSERT INTO _vellum_jobs (${JOB_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    let n = 0;
+    /** @type {Record<number, number>} */
+    const result = {};
+    for (const rows of [0, 1, 3]) {
+      const write = db.transaction(() => {
+        const id = `E${String(++n).padStart(25, "0")}`;
+        const at = new Date().toISOString();
+        const body = JSON.stringify({
+          id,
+          type: "article.created",
+          created_at: at,
+          data: { article: articleBody(`s-${n}`, n) },
+        });
+        event.run(id, "article.created", body, at);
+        for (let r = 0; r < rows; r++) {
+          const jobId = `J${String(++n).padStart(25, "0")}`;
+          const payload = JSON.stringify({ event: id });
+          job.run(
+            jobId,
+            "webhooks:deliveries",
+            `http://127.0.0.1:${9000 + r}/hook`,
+            "article.created",
+            payload,
+            "queued",
+            0,
+            Date.now(),
+            null,
+            null,
+            at,
+            at,
+          );
+        }
+      });
+      const started = process.hrtime.bigint();
+      for (let i = 0; i < ROUNDS; i++) write();
+      result[rows] = Number(process.hrtime.bigint() - started) / ROUNDS / 1000;
+    }
+    db.close();
+    return result;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
