@@ -3,6 +3,7 @@ import { createConsola, LogLevels } from "consola";
 import { jsonReporter } from "./json-log.js";
 import { normalizeArgv } from "./argv.js";
 import { colorEnabled, colorFilteredStream, textFor } from "./color.js";
+import { textReporter } from "./text-log.js";
 import { runPluginCommand } from "./commands/plugin-command.js";
 import type { CliContext, CliOptions } from "./cli-context.js";
 import { CliError, describeError, EXIT_OK } from "./errors.js";
@@ -47,7 +48,7 @@ function createContext(options: CliOptions): CliContext {
     logger: createConsola({
       level: level.ok ? level.value : LogLevels.info,
       ...streams,
-      ...(json ? { reporters: [jsonReporter(streams)] } : {}),
+      reporters: [json ? jsonReporter(streams) : textReporter(streams)],
     }),
     print: (line) => process.stdout.write(`${out(line)}\n`),
     printError: (line) => process.stderr.write(`${err(line)}\n`),

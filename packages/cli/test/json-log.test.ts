@@ -82,3 +82,17 @@ describe("SERVICE_LOG_FORMAT=json", () => {
     expect(result.stderr).toBe("vellum: SERVICE_LOG_FORMAT: 'xml' is not text or json\n");
   });
 });
+
+describe("text logs (the default)", () => {
+  it("start each line with an ISO 8601 UTC time and the level, colourless in a pipe", async () => {
+    const { base, output } = await serve({}, tempDir());
+    await fetch(`${base}/health/live?token=abc`);
+    await sleep(200);
+    const lines = output.stdout.split("\n").filter((line) => line.length > 0);
+    expect(lines.length).toBeGreaterThanOrEqual(2);
+    for (const line of lines) expect(line).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z [A-Z]+ +(\[[\w:]+\] )?\S/);
+    expect(lines.some((line) => line.includes("listening on"))).toBe(true);
+    expect(output.stdout).not.toContain("\u001b[");
+    expect(output.stdout).not.toContain("token=abc");
+  }, 40_000);
+});
