@@ -6,4 +6,4 @@ export {
   type WriteGenerationOptions,
 } from "./generation.js";
 export { acquireLock, type HeldLock, LOCK_NAME, LOCK_STALE_MS, type LockInfo, withMutex } from "./lock.js";
-export { generationName, isPartialName, nameSecond, newestSecond } from "./naming.js";
+export { generationName, isPartialName, nameSecond } from "./naming.js";

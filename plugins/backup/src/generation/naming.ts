@@ -29,16 +29,6 @@ export function nameSecond(name: string): number | undefined {
   return generationName(ms) === name ? ms / 1000 : undefined;
 }
 
-/** The newest labelled second among `names`, or undefined when there is no generation. */
-export function newestSecond(names: Iterable<string>): number | undefined {
-  let newest: number | undefined;
-  for (const name of names) {
-    const second = nameSecond(name);
-    if (second !== undefined && (newest === undefined || second > newest)) newest = second;
-  }
-  return newest;
-}
-
 /** Whether `name` is one of our temporary `.vk-….vpbk.partial-<rand>` files. */
 export function isPartialName(name: string): boolean {
   return PARTIAL.test(name);

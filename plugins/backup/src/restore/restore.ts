@@ -1,4 +1,4 @@
-import { stat } from "node:fs/promises";
+import { stat, utimes } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { KekDerivation } from "../format/kdf.js";
 import { openVpbk, type VpbkArchive, type VpbkSummary } from "../format/reader.js";
@@ -10,7 +10,10 @@ import { checkRestoredDb, fsyncTree, type RestoredDbCheck, writeRestoredFrom } f
 import { checkPreconditions, type RestoreTarget } from "./preconditions.js";
 import { recoverRestores, type RecoveryReport } from "./recover.js";
 import { checkSpace, createStaging, freeBytes } from "./staging.js";
-import { chooseReplacedPath, renameNoReplace } from "./swap.js";
+import { chooseReplacedPath, isFree, renameNoReplace } from "./swap.js";
+
+/** How often a running restore touches its staging directory (recovery's staleness is 1 h). */
+const FRESH_EVERY_MS = 5 * 60_000;
 
 /**
  * The named points of a restore, in order, for {@link RestoreOptions.onStep}:
@@ -122,12 +125,14 @@ async function stage(
   log: (line: string) => void,
 ): Promise<{ summary: VpbkSummary; replaced: string | null }> {
   let staging: string | undefined;
+  let fresh: NodeJS.Timeout | undefined;
   let journalWritten = false;
   let summary: VpbkSummary;
   let replaced: string | null;
   const step = options.onStep ?? (() => undefined);
   try {
     staging = await createStaging(target, now());
+    fresh = keepFresh(staging);
     step("staging");
     await checkSpace(target.parent, archiveBytes, options.freeBytes ?? freeBytes);
     const extracted = await extractInto(archive, staging, step);
@@ -153,10 +158,25 @@ async function stage(
     journalWritten = true;
     step("journal");
     if (replaced !== null) {
-      await renameNoReplace(target.dest, replaced, target.parent);
+      try {
+        await renameNoReplace(target.dest, replaced, target.parent);
+      } catch (error) {
+        if (!(await isFree(target.dest))) throw error;
+        // dest moved aside but the parent's fsync failed: keep the journal and the staging
+        // directory, so crash recovery rolls the swap forward instead of leaving no data dir.
+        throw new RestoreError(
+          "E_SWAP_INCOMPLETE",
+          `the previous data dir was moved to ${replaced}, then the swap failed; the journal ` +
+            `${target.journal} and ${staging} are kept and crash recovery will finish it ` +
+            `(${error instanceof Error ? error.message : String(error)})`,
+          { path: target.dest, cause: error },
+        );
+      }
       step("swap-a");
     }
   } catch (error) {
+    clearInterval(fresh);
+    if (RestoreError.is(error, "E_SWAP_INCOMPLETE")) throw error;
     await archive.close().catch(() => undefined);
     if (journalWritten) await deleteJournal(target).catch(() => undefined);
     if (staging !== undefined && !(await removeBestEffort(staging))) {
@@ -165,6 +185,7 @@ async function stage(
     throw asRestoreFailure(error, `restoring into ${target.dest}`);
   }
 
+  clearInterval(fresh);
   try {
     await renameNoReplace(staging, target.dest, target.parent);
   } catch (error) {
@@ -188,6 +209,19 @@ async function stage(
     );
   }
   return { summary, replaced };
+}
+
+/**
+ * Touches the staging directory every few minutes while the restore runs: crash recovery removes
+ * staging directories unchanged for an hour, and a long stream deep inside one does not change it.
+ */
+function keepFresh(staging: string): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    const at = new Date();
+    utimes(staging, at, at).catch(() => undefined);
+  }, FRESH_EVERY_MS);
+  timer.unref();
+  return timer;
 }
 
 async function archiveSize(file: string): Promise<number> {
