@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { createTestVellum } from "@vellum/core/testing";
-import { HEADER_BYTES, parseHeader } from "@vellum/plugin-backup";
+import { HEADER_BYTES, parseHeader, writeGeneration } from "@vellum/plugin-backup";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { defaultPlugins } from "../src/index.js";
@@ -226,6 +226,25 @@ describe("refusals, each with its exit code and one line", () => {
     expect(locked.status).toBe(5);
     expect(locked.stderr).toContain("stop the service first");
     expect(readdirSync(served)).toEqual([".vellum.lock"]);
+  }, 60_000);
+
+  it("a generation written by a newer version is refused with 5 before anything is written", async () => {
+    const newer = join(root, "newer-target");
+    mkdirSync(newer);
+    const kdf = { memoryKiB: 19_456, timeCost: 1, parallelism: 1 };
+    const written = await writeGeneration({
+      dataDir,
+      target: newer,
+      passphrase: PASSPHRASE,
+      kdf,
+      app: { name: "vellum", version: "99.0.0" },
+    });
+    const dest = join(root, "from-the-future");
+    const refused = await vellum(["restore", "-in", written.path, "-dest", dest]);
+    expect(refused.status).toBe(5);
+    expect(refused.stderr).toContain("E_DB_VERSION: the generation was written by version 99.0.0");
+    expect(existsSync(dest)).toBe(false);
+    expect(readdirSync(root).filter((name) => name.includes("from-the-future"))).toEqual([]);
   }, 60_000);
 
   it("--dry-run refuses a target equal to, inside or containing the data dir (a symlink too), and a missing or short passphrase", async () => {

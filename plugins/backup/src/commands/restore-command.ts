@@ -5,6 +5,7 @@ import { nameMatchesCreated, parseAtTime, selectAt } from "../policy/index.js";
 import { nameSecond } from "../generation/index.js";
 import { restoreGeneration } from "../restore/index.js";
 import { type BackupContext, fail, requirePassphrase, stringOption, throughput, UsageError } from "./shared.js";
+import { refuseNewerApp } from "../version.js";
 
 /**
  * `vellum restore`, in its three forms (seed and backup-format.md §2.7, §3.2, §4):
@@ -58,6 +59,7 @@ async function restoreFile(io: CommandIO, ctx: BackupContext, file: string, dest
     passphrase: requirePassphrase(ctx.options),
     previousPassphrase: ctx.options.previousPassphrase,
     onProgress: (done, total) => io.progress(done, total, "restore", "bytes"),
+    checkManifest: refuseNewerApp,
     log: (line) => {
       if (io.options.quiet !== true || !line.startsWith("generation ")) io.print(line);
     },

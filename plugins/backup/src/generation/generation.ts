@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { constants, readFileSync } from "node:fs";
+import { constants } from "node:fs";
 import { type FileHandle, link, lstat, open, readdir, realpath, rename, unlink } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join, relative, sep } from "node:path";
@@ -9,15 +9,12 @@ import { BackupError } from "../snapshot/errors.js";
 import { type FileCopyHooks, type SkippedEntry, walkDataDir, writeDataFiles } from "../snapshot/files.js";
 import { type DbSnapshot, snapshotDatabase } from "../snapshot/sqlite.js";
 import { listGenerations } from "../policy/generations.js";
+import { PACKAGE_VERSION } from "../version.js";
 import { acquireLock, withMutex } from "./lock.js";
 import { generationName, isPartialName } from "./naming.js";
 
 /** `*.partial-*` files older than this are removed after a successful generation (§2.6 step 7). */
 export const PARTIAL_MAX_AGE_MS = 60 * 60 * 1000;
-
-const PACKAGE_VERSION = (
-  JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }
-).version;
 
 export interface WriteGenerationOptions {
   /** The data dir (`<dataDir>/db/vellum.sqlite`, `media/`, `mailboxes/`, `settings/`, `pgp/`). */

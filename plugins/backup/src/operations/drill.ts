@@ -9,6 +9,7 @@ import type { BackupOptions } from "../options.js";
 import { type GenerationInfo, listGenerations } from "../policy/index.js";
 import { removeBestEffort } from "../restore/durable.js";
 import { restoreGeneration } from "../restore/index.js";
+import { refuseNewerApp } from "../version.js";
 
 /** How much older than the idle interval the newest generation may be before the drill fails it. */
 export const FRESHNESS_GRACE_MS = 15 * 60_000;
@@ -108,6 +109,7 @@ async function drillGeneration(
       dest,
       passphrase: options.passphrase ?? "",
       previousPassphrase: options.previousPassphrase,
+      checkManifest: refuseNewerApp,
     });
     if (record && record.contentRoot !== restored.summary.contentRoot) {
       throw new DrillFailure("content_root", `the content root differs from the one recorded at backup`);

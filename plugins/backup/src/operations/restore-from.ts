@@ -6,6 +6,7 @@ import { describeFailure } from "../failure.js";
 import type { BackupOptions } from "../options.js";
 import { listGenerations } from "../policy/index.js";
 import { recoverRestores, restoreGeneration } from "../restore/index.js";
+import { refuseNewerApp } from "../version.js";
 
 /**
  * The plugin's `prepare` step, before anything opens the data dir (backup-format.md §3.2):
@@ -37,6 +38,7 @@ export async function prepareBackupDataDir(ctx: PluginOfflineContext<BackupOptio
         dest: dataDir,
         passphrase: options.passphrase ?? "",
         previousPassphrase: options.previousPassphrase,
+        checkManifest: refuseNewerApp,
       });
       logger.info(`SERVICE_RESTORE_FROM: restored generation ${restored.generationId} (created ${restored.createdAt})`);
       return;

@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { VpbkError } from "../format/errors.js";
 import { pathViolation } from "../format/paths.js";
 import type { VpbkArchive, VpbkSummary } from "../format/reader.js";
+import type { VpbkManifest } from "../format/records.js";
 import { writeAll } from "./durable.js";
 import type { RestoreStep } from "./restore.js";
 
@@ -29,6 +30,7 @@ const CREATE_FILE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | 
  * they are checked again here before any join. The archive is complete only when this resolves:
  * the FINAL frame, trailer and content root are checked when the record loop ends.
  *
+ * `checkManifest` sees the MANIFEST before any file is written; a throw refuses the archive.
  * `onStep` (tests only, see {@link RestoreStep}) is called after each chunk of content is written
  * (`content`) and after each record is in place (`record`).
  */
@@ -36,12 +38,14 @@ export async function extractInto(
   archive: VpbkArchive,
   staging: string,
   onStep?: (step: Extract<RestoreStep, "content" | "record">) => void,
+  checkManifest?: (manifest: VpbkManifest) => void | Promise<void>,
 ): Promise<Extracted> {
   const made = new Set<string>([""]);
   const dirs: string[] = [];
   let files = 0;
   try {
     for await (const record of archive.records) {
+      if (record.type === "manifest") await checkManifest?.(record.manifest);
       if (record.type === "manifest" || record.type === "end") continue;
       const target = stagedPath(staging, record.path, made, record.index);
       if (record.type === "dir") {

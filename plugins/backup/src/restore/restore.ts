@@ -2,6 +2,7 @@ import { stat, utimes } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { KekDerivation } from "../format/kdf.js";
 import { openVpbk, type VpbkArchive, type VpbkSummary } from "../format/reader.js";
+import type { VpbkManifest } from "../format/records.js";
 import { asRestoreFailure, RestoreError } from "./errors.js";
 import { removeBestEffort } from "./durable.js";
 import { extractInto } from "./extract.js";
@@ -42,6 +43,8 @@ export interface RestoreOptions {
   deriveKek?: KekDerivation | undefined;
   /** The clock, Unix ms (default `Date.now`): names, `restoredAt`, staleness. */
   now?: (() => number) | undefined;
+  /** Sees the archive's MANIFEST before anything is written; a throw refuses it (e.g. `E_DB_VERSION` for a newer app). */
+  checkManifest?: ((manifest: VpbkManifest) => void | Promise<void>) | undefined;
   /** Refuses a database this binary cannot run (e.g. newer migrations); exit 5 when it throws. */
   checkDb?: RestoredDbCheck | undefined;
   /** Free bytes on the filesystem of a directory (default statfs `bavail · bsize`). */
@@ -135,7 +138,7 @@ async function stage(
     fresh = keepFresh(staging);
     step("staging");
     await checkSpace(target.parent, archiveBytes, options.freeBytes ?? freeBytes);
-    const extracted = await extractInto(archive, staging, step);
+    const extracted = await extractInto(archive, staging, step, options.checkManifest);
     summary = extracted.summary;
     step("complete");
     await checkRestoredDb(staging, options.checkDb);
