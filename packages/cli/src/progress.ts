@@ -28,18 +28,21 @@ export function createProgressBar(stream: Writable): ProgressBar {
   return {
     stop,
     update(done, total, label = "progress", unit = "items") {
+      const amounts = (value: number) => {
+        const seconds = Math.max((performance.now() - started) / 1000, 0.001);
+        return { doneMiB: mib(value), totalMiB: mib(total ?? value), rate: `${mib(value / seconds)}/s` };
+      };
       if (bar === undefined) {
-        const amounts = unit === "bytes" ? "{doneMiB}/{totalMiB} | {rate}" : "{value}/{total}";
+        const shown = unit === "bytes" ? "{doneMiB}/{totalMiB} | {rate}" : "{value}/{total}";
         bar = new SingleBar(
-          { stream, format: `${label} [{bar}] {percentage}% | ${amounts} | ETA {eta_formatted}`, hideCursor: true },
+          { stream, format: `${label} [{bar}] {percentage}% | ${shown} | ETA {eta_formatted}`, hideCursor: true },
           Presets.shades_classic,
         );
         started = performance.now();
-        bar.start(total ?? done, 0, {});
+        bar.start(total ?? done, 0, amounts(0));
       }
-      const seconds = Math.max((performance.now() - started) / 1000, 0.001);
       if (total !== undefined) bar.setTotal(total);
-      bar.update(done, { doneMiB: mib(done), totalMiB: mib(total ?? done), rate: `${mib(done / seconds)}/s` });
+      bar.update(done, amounts(done));
       if (total !== undefined && done >= total) stop();
     },
   };

@@ -151,6 +151,28 @@ describe("the seed's command forms on the built binary", () => {
     expect(existsSync(join(kept as string, "db", "vellum.sqlite"))).toBe(true);
   }, 60_000);
 
+  it.skipIf(!existsSync("/usr/bin/script"))(
+    "shows a progress bar with bytes, rate and ETA on a terminal (util-linux script gives it one)",
+    async () => {
+      const file = join(target, generations()[0] as string);
+      const command = [process.execPath, BIN, "restore", "-in", file, "-verify"].map((a) => `'${a}'`).join(" ");
+      const tty = await new Promise<string>((resolve) => {
+        const env = {
+          ...process.env,
+          SERVICE_DATA_DIR: dataDir,
+          BACKUP_TARGET: target,
+          SERVICE_BACKUP_PASSPHRASE: PASSPHRASE,
+        };
+        execFile("/usr/bin/script", ["-qec", command, "/dev/null"], { cwd, env, timeout: 60_000 }, (_error, stdout) =>
+          resolve(stdout),
+        );
+      });
+      expect(tty).toMatch(/verify \[[^\]]+\] 100% \| [\d.]+ MiB\/[\d.]+ MiB \| [\d.]+ MiB\/s \| ETA \w+/);
+      expect(tty).toContain("verified ");
+    },
+    30_000,
+  );
+
   it("--dry-run passes with backups configured; --quiet prints nothing but the path", async () => {
     const dry = await vellum(["--dry-run"]);
     expect(dry.status, dry.stderr).toBe(0);

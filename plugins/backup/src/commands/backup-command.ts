@@ -18,6 +18,7 @@ export async function backupCommand(io: CommandIO, ctx: BackupContext): Promise<
       options: ctx.options,
       logger: ctx.logger,
       waitForLockMs: MANUAL_LOCK_WAIT_MS,
+      onProgress: (written, expected) => io.progress(written, Math.max(written, expected), "backup", "bytes"),
     });
     if (io.options.quiet === true) {
       io.print(generation.path);

@@ -20,6 +20,8 @@ export interface BackupScope {
   logger: PluginOfflineContext["logger"];
   /** The wall clock (tests place generations in time). */
   now?: () => number;
+  /** Bytes written so far and expected (a progress bar). */
+  onProgress?: (written: number, expected: number) => void;
   /** How long to wait while another process holds the target's lock (a manual backup waits); default 0. */
   waitForLockMs?: number;
 }
@@ -60,6 +62,7 @@ export async function runBackup(scope: BackupScope): Promise<BackupOutcome> {
         now,
         dbPath: scope.databasePath,
         warn: (line) => logger.warn(line),
+        onProgress: scope.onProgress,
       });
     const generation = await waitingForLock(write, scope.waitForLockMs ?? 0);
     await catalog.recordGeneration(generation);

@@ -33,6 +33,8 @@ export interface WalkEntry {
   absolute: Buffer;
   mode: number;
   mtimeMs: number;
+  /** Bytes when listed (a file may change before it is read; the copy checks). */
+  size: number;
 }
 
 /**
@@ -84,6 +86,7 @@ export async function walkDataDir(
       absolute,
       mode: stats.mode & 0o7777,
       mtimeMs: Math.trunc(stats.mtimeMs),
+      size: kind === "file" ? stats.size : 0,
       key: relative,
     });
     if (kind !== "dir") return;
