@@ -87,8 +87,8 @@ export const backup = definePlugin<BackupOptions>({
       ctx.metrics.gauge({
         name: "service_backup_target_bytes",
         help: "Bytes of the generations (and temporary files) in BACKUP_TARGET",
-        collect() {
-          this.set(service.target.bytes);
+        async collect() {
+          this.set((await service.targetState()).bytes);
         },
       });
     }

@@ -1,3 +1,4 @@
+import { stat } from "node:fs/promises";
 import type { PluginOfflineContext } from "@vellum/core";
 import { BackupCatalog, type DrillResult } from "./catalog.js";
 import { describeFailure } from "./failure.js";
@@ -5,6 +6,9 @@ import { type BackupOutcome, runBackup } from "./operations/backup.js";
 import { runDrill } from "./operations/drill.js";
 import type { BackupOptions } from "./options.js";
 import { AdaptiveSchedule, type GenerationInfo, listGenerations } from "./policy/index.js";
+
+/** A listing of the target is read again after this long even when the directory looks unchanged. */
+const TARGET_STATE_MAX_AGE_MS = 60_000;
 
 /** The drill's timer is jittered by up to this much either way (§4). */
 const DRILL_JITTER_MS = 5 * 60_000;
@@ -39,13 +43,28 @@ export class BackupService {
   #nextDrillMono = 0;
   #chain: Promise<unknown> = Promise.resolve();
   #target: TargetState = { generations: 0, newest: undefined, bytes: 0 };
+  #targetRead = Number.NEGATIVE_INFINITY;
+  #targetMtimeMs = Number.NaN;
 
   constructor(deps: BackupServiceDeps) {
     this.#deps = deps;
     this.catalog = new BackupCatalog(deps.dataDir);
   }
 
+  /** The target as last listed: what the metric reports between reads. */
   get target(): TargetState {
+    return this.#target;
+  }
+
+  /**
+   * The target now: listed again when the directory changed since the last listing (another
+   * process, `vellum backup` or an operator, added or removed a file), or after a minute.
+   */
+  async targetState(): Promise<TargetState> {
+    const target = this.#deps.options.target;
+    const mtimeMs = target ? (await stat(target).catch(() => undefined))?.mtimeMs : undefined;
+    const stale = performance.now() - this.#targetRead > TARGET_STATE_MAX_AGE_MS;
+    if (stale || mtimeMs !== this.#targetMtimeMs) await this.#refreshTarget();
     return this.#target;
   }
 
@@ -69,6 +88,7 @@ export class BackupService {
   async tick(): Promise<void> {
     const schedule = this.#schedule;
     if (!schedule) return;
+    await this.targetState().catch(() => undefined);
     const mark = await this.#deps.writeMark();
     if (schedule.due(performance.now(), mark !== this.#markAtLastT0)) await this.backupNow().catch(() => undefined);
     if (performance.now() >= this.#nextDrillMono) await this.drillNow();
@@ -119,6 +139,7 @@ export class BackupService {
   async #refreshTarget(): Promise<void> {
     const target = this.#deps.options.target;
     if (!target) return;
+    this.#targetMtimeMs = (await stat(target)).mtimeMs;
     const listing = await listGenerations(target);
     const bytes = [...listing.generations, ...listing.partials].reduce((sum, g) => sum + g.bytes, 0);
     this.#target = {
@@ -126,5 +147,6 @@ export class BackupService {
       newest: listing.generations.find((g) => g.nameMatches),
       bytes,
     };
+    this.#targetRead = performance.now();
   }
 }
