@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { BackupError, snapshotDatabase, walkDataDir } from "../src/snapshot/index.js";
+import { BackupError, type DbSnapshot, snapshotDatabase, walkDataDir } from "../src/snapshot/index.js";
 
 let dir: string;
 beforeEach(async () => {
@@ -30,9 +30,18 @@ function bank(path: string): Database.Database {
   return db;
 }
 
-/** Opens an image in memory: a WAL database's header says WAL (bytes 18–19 = 2), patched to 1 (§2.7 check 10). */
-function openImage(image: Buffer): Database.Database {
-  const copy = Buffer.from(image);
+/**
+ * Reads a snapshot's slices (each at most 1 MiB, together its bytes), ends its worker, and opens the
+ * image in memory: a WAL database's header says WAL (bytes 18–19 = 2), patched to 1 (§2.7 check 10).
+ */
+async function openImage(snapshot: DbSnapshot): Promise<Database.Database> {
+  const slices: Buffer[] = [];
+  for await (const slice of snapshot.content) slices.push(slice);
+  await snapshot.close();
+  expect(Math.max(...slices.map((slice) => slice.length))).toBeLessThanOrEqual(1024 * 1024);
+  expect(slices.length).toBe(Math.ceil(snapshot.bytes / (1024 * 1024)));
+  const copy = Buffer.concat(slices);
+  expect(copy.length).toBe(snapshot.bytes);
   copy[18] = 1;
   copy[19] = 1;
   return new Database(copy);
@@ -64,13 +73,13 @@ describe("snapshotDatabase", () => {
         const before = commits;
         const snapshot = await snapshotDatabase({ dbPath: path });
         expect(commits).toBeGreaterThan(before); // the writer went on during the snapshot
-        const image = openImage(snapshot.image);
+        const image = await openImage(snapshot);
         expect(image.pragma("integrity_check", { simple: true })).toBe("ok");
         expect(image.prepare("SELECT sum(balance) FROM account").pluck().get()).toBe(TOTAL);
         expect(image.prepare("SELECT count(*) FROM account").pluck().get()).toBe(ACCOUNTS);
         image.close();
         expect(snapshot.userVersion).toBe(7);
-        expect(snapshot.pageSize * snapshot.pageCount).toBe(snapshot.image.length);
+        expect(snapshot.pageSize * snapshot.pageCount).toBe(snapshot.bytes);
         expect(snapshot.sqliteVersion).toMatch(/^3\.\d+\.\d+/);
       }
     } finally {
@@ -92,13 +101,28 @@ describe("snapshotDatabase", () => {
       },
     });
     expect(snapshot.t0Ms).toBeLessThanOrEqual(pinnedAt);
-    const image = openImage(snapshot.image);
+    const image = await openImage(snapshot);
     expect(image.prepare("SELECT count(*) FROM marker").pluck().get()).toBe(0);
     image.close();
     const later = await snapshotDatabase({ dbPath: path });
-    const image2 = openImage(later.image);
+    const image2 = await openImage(later);
     expect(image2.prepare("SELECT note FROM marker").pluck().get()).toBe("after the pin");
     image2.close();
+    db.close();
+  });
+
+  it("hands a larger image over in 1 MiB slices that add up to the same database", async () => {
+    const path = join(dir, "vellum.sqlite");
+    const db = bank(path);
+    db.prepare("INSERT INTO marker (note) SELECT hex(randomblob(3000)) FROM account").run();
+    db.prepare("INSERT INTO marker (note) SELECT note FROM marker").run();
+    const snapshot = await snapshotDatabase({ dbPath: path });
+    expect(snapshot.bytes).toBeGreaterThan(2 * 1024 * 1024);
+    const image = await openImage(snapshot);
+    expect(image.pragma("integrity_check", { simple: true })).toBe("ok");
+    expect(image.prepare("SELECT count(*) FROM marker").pluck().get()).toBe(2 * ACCOUNTS);
+    expect(snapshot.tableCounts).toEqual({ account: ACCOUNTS, marker: 2 * ACCOUNTS });
+    image.close();
     db.close();
   });
 

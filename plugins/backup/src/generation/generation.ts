@@ -136,6 +136,22 @@ async function writeLocked(
   const now = options.now ?? Date.now;
   const warn = options.warn ?? (() => undefined);
   const snapshot = await timedSnapshot(options, dataDir, target, now, warn);
+  try {
+    return await writeSnapshot(options, dataDir, target, snapshot);
+  } finally {
+    await snapshot.close();
+  }
+}
+
+/** Steps 4–6 of §2.6 for a taken snapshot: the partial file, publish, read-after-write. */
+async function writeSnapshot(
+  options: WriteGenerationOptions,
+  dataDir: string,
+  target: string,
+  snapshot: DbSnapshot,
+): Promise<GenerationResult> {
+  const now = options.now ?? Date.now;
+  const warn = options.warn ?? (() => undefined);
   const createdMs = snapshot.t0Ms;
   const name = generationName(createdMs);
   const finalPath = join(target, name);
@@ -173,15 +189,12 @@ async function writeLocked(
   try {
     const walkStart = now();
     const walk = await walkDataDir(dataDir);
-    const expected = snapshot.image.length + walk.entries.reduce((sum, entry) => sum + entry.size, 0);
+    const expected = snapshot.bytes + walk.entries.reduce((sum, entry) => sum + entry.size, 0);
     const sink = drain(writer.readable, handle, (written) => options.onProgress?.(written, expected));
     sink.catch(() => undefined); // awaited below; a failure also fails the writer's next call
     try {
       await writer.dir("db");
-      let image: Buffer | undefined = snapshot.image;
-      snapshot.image = Buffer.alloc(0);
-      await writer.sqliteDb(image, { mtimeMs: createdMs });
-      image = undefined;
+      await writer.sqliteDb(snapshot.content, { mtimeMs: createdMs, size: snapshot.bytes });
       const files = await writeDataFiles(writer, walk.entries, options.fileHooks);
       const walkEnd = now();
       skipped = [...walk.skipped, ...files.skipped].sort((a, b) =>
@@ -273,6 +286,7 @@ async function timedSnapshot(
     // T0 came from the worker's Date.now(); express it on the caller's clock.
     snapshot.t0Ms += now() - Date.now();
     if (newest === undefined || Math.floor(snapshot.t0Ms / 1000) > newest) return snapshot;
+    await snapshot.close();
   }
   throw new BackupError("E_CLOCK_BEHIND", "T0 kept falling in an already labelled second");
 }

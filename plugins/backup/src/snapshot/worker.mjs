@@ -3,15 +3,18 @@
 // resolved from `sqlite.ts` (or its compiled `dist` copy) by URL: Node 20 cannot run TypeScript in
 // a worker, and tsc does not copy `.mjs` files to `dist`.
 //
-// workerData: { dbPath, maxBytes, gate?: SharedArrayBuffer (tests: wait after the pin) }
-// Posts one message: { ok: true, image: ArrayBuffer (transferred), t0Ms, pageSize, pageCount,
-// sqliteVersion, userVersion, tableCounts } or { ok: false, code, message }.
+// workerData: { dbPath, maxBytes, sliceBytes, gate?: SharedArrayBuffer (tests: wait after the pin) }
+// Posts { ok: true, bytes, t0Ms, pageSize, pageCount, sqliteVersion, userVersion, tableCounts } or
+// { ok: false, code, message }. Then, for each { next: true } it receives, one { slice: ArrayBuffer }
+// (transferred) of the image, and { done: true } after the last. The image stays here: the memory
+// `serialize()` returns cannot be transferred, and handing it over whole would copy it; slices on
+// request keep one image plus one slice in memory, whatever the database's size.
 import { parentPort, workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
 
-const { dbPath, maxBytes, gate } = workerData;
+const { dbPath, maxBytes, sliceBytes, gate } = workerData;
 
-function run() {
+function snapshot() {
   const db = new Database(dbPath, { readonly: true, fileMustExist: true });
   try {
     db.exec("BEGIN");
@@ -32,11 +35,13 @@ function run() {
       const size = pageSize * pageCount;
       if (size > maxBytes) {
         return {
-          ok: false,
-          code: "E_DB_TOO_LARGE",
-          message:
-            `the database is ${size} bytes (${pageCount} pages of ${pageSize}), above the in-memory ` +
-            `snapshot cap of ${maxBytes} bytes; no generation was written (there is no plaintext fallback)`,
+          meta: {
+            ok: false,
+            code: "E_DB_TOO_LARGE",
+            message:
+              `the database is ${size} bytes (${pageCount} pages of ${pageSize}), above the in-memory ` +
+              `snapshot cap of ${maxBytes} bytes; no generation was written (there is no plaintext fallback)`,
+          },
         };
       }
       // Rows per table in the same read snapshot: what a restore drill compares the restored copy with.
@@ -55,10 +60,17 @@ function run() {
       }
       const image = db.serialize();
       db.exec("COMMIT");
-      // serialize() gives a Buffer over its own external memory: hand that memory over, no copy.
-      const whole = image.byteOffset === 0 && image.byteLength === image.buffer.byteLength;
-      const buffer = whole ? image.buffer : image.buffer.slice(image.byteOffset, image.byteOffset + image.byteLength);
-      return { ok: true, image: buffer, t0Ms, pageSize, pageCount, sqliteVersion, userVersion, tableCounts };
+      const meta = {
+        ok: true,
+        bytes: image.length,
+        t0Ms,
+        pageSize,
+        pageCount,
+        sqliteVersion,
+        userVersion,
+        tableCounts,
+      };
+      return { meta, image };
     } finally {
       if (db.inTransaction) db.exec("ROLLBACK");
     }
@@ -67,10 +79,29 @@ function run() {
   }
 }
 
-let result;
+let taken;
 try {
-  result = run();
+  taken = snapshot();
 } catch (error) {
-  result = { ok: false, code: "E_SNAPSHOT", message: error instanceof Error ? error.message : String(error) };
+  taken = { meta: { ok: false, code: "E_SNAPSHOT", message: error instanceof Error ? error.message : String(error) } };
 }
-parentPort.postMessage(result, result.ok ? [result.image] : []);
+parentPort.postMessage(taken.meta);
+if (taken.image !== undefined) {
+  const image = taken.image;
+  let at = 0;
+  parentPort.on("message", (message) => {
+    if (!message?.next) return;
+    if (at >= image.length) {
+      parentPort.postMessage({ done: true });
+      parentPort.close();
+      return;
+    }
+    const end = Math.min(at + sliceBytes, image.length);
+    const slice = new Uint8Array(end - at);
+    slice.set(image.subarray(at, end));
+    at = end;
+    parentPort.postMessage({ slice: slice.buffer }, [slice.buffer]);
+  });
+} else {
+  parentPort.close();
+}
