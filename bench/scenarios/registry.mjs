@@ -2,7 +2,16 @@
  * Scenario files in bench/scenarios/, run in this order. `--only <name>` runs one of them.
  * Adding a scenario is one line: append its file name (without `.mjs`) here.
  */
-export const scenarioNames = ["health-live", "cold-start", "search", "articles", "cache", "webhooks", "media"];
+export const scenarioNames = [
+  "health-live",
+  "cold-start",
+  "search",
+  "articles",
+  "cache",
+  "webhooks",
+  "media",
+  "backup",
+];
 
 /**
  * @typedef {object} LoadRow one line of the results table
