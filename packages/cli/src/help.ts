@@ -129,9 +129,11 @@ function pluginPage(command: DeclaredCommand): HelpPage {
     description: command.description,
     usage: [`vellum ${command.name} [options]`],
     sections: [{ heading: "OPTIONS", rows: [...own, ...optionRows(dataDirArg), HELP_ROW] }],
-    footer:
-      `Added by the ${command.plugin} plugin. It applies pending migrations first, then runs without queue workers ` +
-      `or the scheduler, with the configuration 'vellum serve' would use ('vellum config' prints it).`,
+    footer: command.offline
+      ? `Added by the ${command.plugin} plugin. It runs offline: it does not start Vellum or open the database ` +
+        `through it, and uses the configuration 'vellum serve' would use ('vellum config' prints it).`
+      : `Added by the ${command.plugin} plugin. It applies pending migrations first, then runs without queue workers ` +
+        `or the scheduler, with the configuration 'vellum serve' would use ('vellum config' prints it).`,
   };
 }
 

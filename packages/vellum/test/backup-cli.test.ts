@@ -250,6 +250,16 @@ describe("refusals, each with its exit code and one line", () => {
     expect(readdirSync(served)).toEqual([".vellum.lock"]);
   }, 60_000);
 
+  it("drill: passes on the MANIFEST's row counts when this data dir kept no record; 5 with BACKUP_OFF", async () => {
+    rmSync(join(dataDir, "backup", "generations"), { recursive: true, force: true });
+    const drill = await vellum(["drill"]);
+    expect(drill.status, drill.stderr).toBe(0);
+    expect(drill.stdout).toMatch(/^drill: generation vk-\d{8}-\d{6}\.vpbk restored and checked in \d+ ms\n$/);
+    const off = await vellum(["drill"], { BACKUP_OFF: "true" });
+    expect(off.status).toBe(5);
+    expect(off.stderr).toContain("backups disabled");
+  }, 60_000);
+
   it("a generation written by a newer version is refused with 5 before anything is written", async () => {
     const newer = join(root, "newer-target");
     mkdirSync(newer);
@@ -277,6 +287,7 @@ describe("refusals, each with its exit code and one line", () => {
       [{ BACKUP_TARGET: join(dataDir, "backups") }, "BACKUP_TARGET"],
       [{ BACKUP_TARGET: root }, "BACKUP_TARGET"],
       [{ BACKUP_TARGET: join(link, "inside") }, "BACKUP_TARGET"],
+      [{ BACKUP_TARGET: join(root, "not-mounted") }, "BACKUP_TARGET"],
       [{ SERVICE_BACKUP_PASSPHRASE: "" }, "SERVICE_BACKUP_PASSPHRASE"],
       [{ SERVICE_BACKUP_PASSPHRASE: "short-secret" }, "SERVICE_BACKUP_PASSPHRASE"],
     ];

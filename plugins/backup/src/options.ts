@@ -1,4 +1,4 @@
-import { existsSync, realpathSync } from "node:fs";
+import { existsSync, realpathSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { type SettingDeclarations, type SettingProblem, setting } from "@vellum/core";
 import type { KdfParams } from "./format/index.js";
@@ -128,11 +128,21 @@ export function targetProblem(target: string, dataDir: string): string | undefin
   return undefined;
 }
 
+/**
+ * Why the target cannot be written to now: it must exist and be a directory. It is never created:
+ * a volume that is not mounted would otherwise take the backups on the wrong disk.
+ */
+function missingTarget(target: string): string | undefined {
+  if (!existsSync(target)) return `${resolve(target)} does not exist (create it, or mount its volume)`;
+  if (!statSync(target).isDirectory()) return `${resolve(target)} is not a directory`;
+  return undefined;
+}
+
 /** Rules between settings (checked at start, by `--dry-run` and before every backup). */
 export function checkBackupSettings(options: Readonly<BackupOptions>, dataDir: string): SettingProblem[] {
   const problems: SettingProblem[] = [];
   if (options.target) {
-    const problem = targetProblem(options.target, dataDir);
+    const problem = targetProblem(options.target, dataDir) ?? missingTarget(options.target);
     if (problem) problems.push({ setting: "target", message: problem });
   }
   if (backupsEnabled(options) && !options.passphrase) {

@@ -103,7 +103,14 @@ export class BackupService {
       try {
         const outcome = await runBackup({ ...this.#deps, now: Date.now });
         this.#markAtLastT0 = mark;
-        this.#schedule?.completed({ startMono, endMono: performance.now(), dirty, ok: true });
+        const endMono = performance.now();
+        this.#schedule?.completed({ startMono, endMono, dirty, ok: true });
+        const { generation, removed } = outcome;
+        const pruned = removed.length > 0 ? `; retention removed ${removed.length}` : "";
+        this.#deps.logger.info(
+          `backup: ${generation.name} (${generation.entries} entries, ${generation.bytes} bytes, ` +
+            `${Math.round(endMono - startMono)} ms${pruned})`,
+        );
         return outcome;
       } catch (error) {
         this.#schedule?.completed({ startMono, endMono: performance.now(), dirty, ok: false });

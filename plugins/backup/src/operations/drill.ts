@@ -34,8 +34,9 @@ class DrillFailure extends Error {
 /**
  * The restore drill (backup-format.md §4): the newest generation in BACKUP_TARGET goes through the
  * whole §3.2 restore into a scratch directory beside the data dir (never on the target), which
- * includes every frame, digest and `PRAGMA integrity_check`; then its content root and the rows of
- * each table are compared with what this data dir recorded when it published that generation, and
+ * includes every frame, digest and `PRAGMA integrity_check`; then the rows of each table are compared
+ * with the counts taken at T0 (this data dir's record of the generation, else its MANIFEST), its
+ * content root with the record when there is one, and
  * the newest generation must be fresh (younger than the idle interval plus 15 minutes). The scratch
  * directory is removed; only the last result is kept. A failure is logged as `restore drill
  * failure: <reason>` and shown by health until a drill passes.
@@ -104,20 +105,35 @@ async function drillGeneration(
   const scratch = await mkdtemp(join(dirname(scope.dataDir), `.${basename(scope.dataDir)}.drill-`));
   try {
     const dest = join(scratch, "data");
+    let manifestCounts: Record<string, number> | undefined;
     const restored = await restoreGeneration({
       file: generation.path,
       dest,
       passphrase: options.passphrase ?? "",
       previousPassphrase: options.previousPassphrase,
-      checkManifest: refuseNewerApp,
+      checkManifest: (manifest) => {
+        refuseNewerApp(manifest);
+        manifestCounts = tableCounts(manifest.tables);
+      },
     });
     if (record && record.contentRoot !== restored.summary.contentRoot) {
       throw new DrillFailure("content_root", `the content root differs from the one recorded at backup`);
     }
-    if (record) compareCounts(join(dest, ...SQLITE_DB_PATH.split("/")), record.tableCounts);
+    const expected = record?.tableCounts ?? manifestCounts;
+    if (!expected) throw new DrillFailure("row_counts", "the generation records no row counts to compare with");
+    compareCounts(join(dest, ...SQLITE_DB_PATH.split("/")), expected);
   } finally {
     await removeBestEffort(scratch);
   }
+}
+
+/** The MANIFEST's `tables` (rows per table at T0), when it is such a map. */
+function tableCounts(value: unknown): Record<string, number> | undefined {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return undefined;
+  const entries = Object.entries(value);
+  return entries.every(([, rows]) => Number.isSafeInteger(rows))
+    ? (Object.fromEntries(entries) as Record<string, number>)
+    : undefined;
 }
 
 /** Rows of each table recorded at backup against the restored database. */
