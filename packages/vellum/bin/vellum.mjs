@@ -1,6 +1,12 @@
 #!/usr/bin/env node
-import { runCli } from "@vellum/cli";
-import { defaultPlugins, settingPrefixes, version } from "../dist/index.js";
+import { existsSync } from "node:fs";
+
+if (!existsSync(new URL("../dist/index.js", import.meta.url))) {
+  console.error("vellum: not built: run `npm run build` in the repository (a clone builds itself on `npm install`)");
+  process.exit(1);
+}
+const { runCli } = await import("@vellum/cli");
+const { defaultPlugins, settingPrefixes, version } = await import("../dist/index.js");
 
 process.exitCode = await runCli({
   argv: process.argv.slice(2),
