@@ -23,7 +23,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["bench/**", "**/test/fixtures/**", "examples/**/src/main.ts", "packages/*/bin/**"],
+    files: ["bench/**", "scripts/**", "**/test/fixtures/**", "examples/**/src/main.ts", "packages/*/bin/**"],
     rules: { "no-console": "off" },
   },
 );
