@@ -311,6 +311,14 @@ describe(".vpbk frames", () => {
     ];
     expect(out.map((f) => f.length)).toEqual([65_568, 65_568, 42, 96]);
     expect(() => sealer.write(Buffer.from("x"))).toThrow(VpbkError);
+    // Several frames per buffer (as the writer pushes them): the same bytes, in fewer buffers.
+    const batched = new FrameSealer(keys, { framesPerBuffer: 3 });
+    const together = [
+      ...batched.write(bytes(65_536 * 2 + 10, 4)),
+      ...batched.finish({ sealedMs: 1, contentRoot: Buffer.alloc(32) }),
+    ];
+    expect(together.map((b) => b.length)).toEqual([65_568 * 2 + 42, 96]);
+    expect(Buffer.concat(together).equals(Buffer.concat(out))).toBe(true);
   });
 });
 

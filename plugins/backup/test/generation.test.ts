@@ -239,6 +239,32 @@ describe("writeGeneration", () => {
     expect(await readdir(target)).toEqual([ok.name]);
   });
 
+  it("retries a large file that changed before any of its bytes were written (its first read)", async () => {
+    const second = bytes(big.length + 4096, 12);
+    const checks: number[] = [];
+    const result = await writeGeneration(
+      options({
+        fileHooks: {
+          afterRead: async (path, attempt, pass) => {
+            if (path !== "media/big.bin" || pass !== "check") return;
+            checks.push(attempt);
+            if (attempt === 1) await writeFile(join(dataDir, path), second);
+          },
+        },
+      }),
+    );
+    expect(checks).toEqual([1, 2]);
+    const archive = await openVpbk(result.path, { passphrase: PASSPHRASE, deriveKek: kek });
+    for await (const record of archive.records) {
+      if (record.type === "file" && record.path === "media/big.bin") {
+        const chunks: Buffer[] = [];
+        for await (const chunk of record.content) chunks.push(chunk);
+        expect(Buffer.concat(chunks).equals(second)).toBe(true);
+      }
+    }
+    expect(archive.summary?.fileBytes).toBe(result.fileBytes);
+  });
+
   it("removes *.partial-* files older than 1 h after a generation", async () => {
     const old = join(target, ".vk-20200101-000000.vpbk.partial-abcdef");
     const fresh = join(target, ".vk-20200101-000001.vpbk.partial-abcdef");

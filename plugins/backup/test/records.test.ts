@@ -2,10 +2,14 @@ import { describe, expect, it } from "vitest";
 import {
   caseFoldKey,
   createVpbkWriter,
+  HEADER_BYTES,
   openVpbk,
+  parseHeader,
   pathViolation,
   RecordDecoder,
   type RecordEvent,
+  unlockHeader,
+  verifyVpbk,
   VpbkError,
   type VpbkWriter,
 } from "../src/index.js";
@@ -312,6 +316,35 @@ describe("the reader (R1: an archive made with the key)", () => {
     await expectReaderRefuses([manifest, dbDir, db, badDir, end], "E_RECORD_HASH", "dir");
     const badManifest = rawRecord(T.MANIFEST, "", manifestRecord().subarray(24, -32), { digest: bytes(32, 1) });
     await expectReaderRefuses([badManifest, dbDir, db, end], "E_RECORD_HASH", "manifest");
+  });
+
+  it("with trustContentDigests (read-after-write, data key only) skips content hashes, nothing else", async () => {
+    const dataKey = async (archive: Buffer) =>
+      (await unlockHeader(parseHeader(archive.subarray(0, HEADER_BYTES)), unlock())).keys.dataKey;
+    const trusting = async (archive: Buffer) =>
+      verifyVpbk(archive, { dataKey: await dataKey(archive), trustContentDigests: true });
+    const media = rawRecord(T.DIR, "media", EMPTY);
+    const bad = rawRecord(T.FILE, "media/x", Buffer.from("content"), { digest: bytes(32, 9) });
+    const records = rawGeneration([media, bad]);
+    const archive = await sealRecords(records);
+    // A restore or -verify hashes the content; the read-after-write check takes the carried digest
+    // into the content root, which still matches the trailer's.
+    expect(await outcome(archive)).toMatchObject({ ok: false, code: "E_RECORD_HASH" });
+    expect(await outcome(archive, { dataKey: await dataKey(archive) })).toMatchObject({ code: "E_RECORD_HASH" });
+    expect(await trusting(archive)).toMatchObject({ contentRoot: rawContentRoot(records).toString("hex") });
+    // The content root, the frames and the record rules are still checked.
+    const wrongRoot = await sealPlaintext(Buffer.concat(records), { contentRoot: bytes(32, 3) });
+    await expect(trusting(wrongRoot)).rejects.toMatchObject({ code: "E_TRAILER" });
+    const flipped = Buffer.from(archive);
+    flipped[HEADER_BYTES + 100] = (flipped[HEADER_BYTES + 100] as number) ^ 1;
+    await expect(trusting(flipped)).rejects.toMatchObject({ code: "E_FRAME_AUTH" });
+    await expect(trusting(await sealRecords(rawGeneration([media, bad, bad])))).rejects.toMatchObject({
+      code: "E_RECORD_ORDER",
+    });
+    // Never with a passphrase: a restore or -verify cannot skip the hashes.
+    await expect(verifyVpbk(archive, { ...unlock(), trustContentDigests: true })).rejects.toMatchObject({
+      code: "E_USAGE",
+    });
   });
 });
 

@@ -41,7 +41,6 @@ export const FRAME_FINAL = 0x02;
 
 const AAD_DOMAIN = Buffer.from("vpbk1 frame", "ascii");
 const FINAL_MAGIC = Buffer.from("VPBK-END", "ascii");
-const ZERO_TAG = Buffer.alloc(TAG_BYTES);
 
 /** What the FINAL frame carries. */
 export interface VpbkTrailer {
@@ -106,17 +105,31 @@ export function decodeTrailer(pt: Buffer): VpbkTrailer {
 /** Encrypts one frame; the returned frame's last 16 bytes are its tag. */
 export function sealFrame(keys: VpbkKeys, seq: number, kind: number, plaintext: Uint8Array, prevTag: Buffer): Buffer {
   const frame = Buffer.allocUnsafe(FRAME_OVERHEAD_BYTES + plaintext.length);
-  encodeFrameHeader(plaintext.length, kind, seq).copy(frame, 0);
+  sealFrameInto(frame, 0, keys, seq, kind, plaintext, prevTag);
+  return frame;
+}
+
+/** Encrypts one frame into `out` (which has room for it) at `at`; returns where the frame ends. */
+function sealFrameInto(
+  out: Buffer,
+  at: number,
+  keys: VpbkKeys,
+  seq: number,
+  kind: number,
+  plaintext: Uint8Array,
+  prevTag: Buffer,
+): number {
+  const head = encodeFrameHeader(plaintext.length, kind, seq);
+  head.copy(out, at);
   const cipher = createCipheriv("aes-256-gcm", keys.payloadKey, frameNonce(seq, kind === FRAME_FINAL), {
     authTagLength: TAG_BYTES,
   });
-  cipher.setAAD(frameAad(keys.headerHash, frame.subarray(0, FRAME_HEADER_BYTES), prevTag));
-  const ciphertext = cipher.update(plaintext);
-  ciphertext.copy(frame, FRAME_HEADER_BYTES);
-  const rest = cipher.final();
-  rest.copy(frame, FRAME_HEADER_BYTES + ciphertext.length);
-  cipher.getAuthTag().copy(frame, FRAME_HEADER_BYTES + plaintext.length);
-  return frame;
+  cipher.setAAD(frameAad(keys.headerHash, head, prevTag));
+  let end = at + FRAME_HEADER_BYTES;
+  end += cipher.update(plaintext).copy(out, end);
+  end += cipher.final().copy(out, end);
+  end += cipher.getAuthTag().copy(out, end);
+  return end;
 }
 
 /**
@@ -152,19 +165,26 @@ export function openFrame(
 /**
  * Cuts a plaintext stream into frames: full 64 KiB DATA frames as the bytes arrive, then the last
  * (short) DATA frame and the FINAL frame in {@link finish}. It holds at most one frame of
- * plaintext.
+ * plaintext. Sealed frames are returned in buffers of `framesPerBuffer` frames (default 1), back
+ * to back, so a writer pushes and writes fewer, larger buffers; a buffer is new and never touched
+ * again once returned, whoever holds it.
  */
 export class FrameSealer {
   readonly #keys: VpbkKeys;
+  readonly #framesPerBuffer: number;
   readonly #pending = Buffer.allocUnsafe(FRAME_PLAINTEXT_BYTES);
+  readonly #prevTag = Buffer.alloc(TAG_BYTES);
   #pendingBytes = 0;
   #seq = 0;
-  #prevTag: Buffer = ZERO_TAG;
   #dataBytes = 0;
   #finished = false;
+  #out: Buffer | undefined;
+  #outBytes = 0;
+  #outFrames = 0;
 
-  constructor(keys: VpbkKeys) {
+  constructor(keys: VpbkKeys, options: { framesPerBuffer?: number | undefined } = {}) {
     this.#keys = keys;
+    this.#framesPerBuffer = Math.max(1, Math.floor(options.framesPerBuffer ?? 1));
   }
 
   /** DATA frames sealed so far. */
@@ -177,14 +197,14 @@ export class FrameSealer {
     return this.#dataBytes + this.#pendingBytes;
   }
 
-  /** Takes plaintext; returns the frames it completed (possibly none). */
+  /** Takes plaintext; returns the buffers of frames it completed (possibly none). */
   write(data: Uint8Array): Buffer[] {
     if (this.#finished) throw new VpbkError("E_USAGE", "the frame sealer is finished");
-    const frames: Buffer[] = [];
+    const done: Buffer[] = [];
     let at = 0;
     while (at < data.length) {
       if (this.#pendingBytes === 0 && data.length - at >= FRAME_PLAINTEXT_BYTES) {
-        frames.push(this.#seal(FRAME_DATA, data.subarray(at, at + FRAME_PLAINTEXT_BYTES)));
+        this.#seal(FRAME_DATA, data.subarray(at, at + FRAME_PLAINTEXT_BYTES), done);
         at += FRAME_PLAINTEXT_BYTES;
         continue;
       }
@@ -194,37 +214,50 @@ export class FrameSealer {
       at += n;
       if (this.#pendingBytes === FRAME_PLAINTEXT_BYTES) {
         this.#pendingBytes = 0;
-        frames.push(this.#seal(FRAME_DATA, this.#pending));
+        this.#seal(FRAME_DATA, this.#pending, done);
       }
     }
-    return frames;
+    return done;
   }
 
-  /** Seals the last DATA frame (if bytes are pending) and the FINAL frame. */
+  /** Seals the last DATA frame (if bytes are pending) and the FINAL frame; returns the buffers left. */
   finish(trailer: Pick<VpbkTrailer, "sealedMs" | "contentRoot">): Buffer[] {
-    const frames: Buffer[] = [];
+    const done: Buffer[] = [];
     if (this.#pendingBytes > 0) {
       const last = this.#pending.subarray(0, this.#pendingBytes);
       this.#pendingBytes = 0;
-      frames.push(this.#seal(FRAME_DATA, last));
+      this.#seal(FRAME_DATA, last, done);
     }
     const final = encodeTrailer({ ...trailer, dataFrames: this.#seq, dataBytes: this.#dataBytes });
-    frames.push(this.#seal(FRAME_FINAL, final));
+    this.#seal(FRAME_FINAL, final, done);
+    if (this.#out !== undefined) done.push(this.#out.subarray(0, this.#outBytes));
+    this.#out = undefined;
     this.#finished = true;
-    return frames;
+    return done;
   }
 
-  #seal(kind: number, plaintext: Uint8Array): Buffer {
+  #seal(kind: number, plaintext: Uint8Array, done: Buffer[]): void {
     if (this.#seq >= MAX_FRAMES - 1 && kind === FRAME_DATA) {
       throw new VpbkError("E_USAGE", `a generation holds at most ${MAX_FRAMES} frames`);
     }
-    const frame = sealFrame(this.#keys, this.#seq, kind, plaintext, this.#prevTag);
-    this.#prevTag = Buffer.from(frame.subarray(frame.length - TAG_BYTES));
+    if (this.#out === undefined) {
+      this.#out = Buffer.allocUnsafe(this.#framesPerBuffer * (FRAME_OVERHEAD_BYTES + FRAME_PLAINTEXT_BYTES));
+      this.#outBytes = 0;
+      this.#outFrames = 0;
+    }
+    const out = this.#out;
+    const end = sealFrameInto(out, this.#outBytes, this.#keys, this.#seq, kind, plaintext, this.#prevTag);
+    out.copy(this.#prevTag, 0, end - TAG_BYTES, end);
+    this.#outBytes = end;
+    this.#outFrames += 1;
+    if (this.#outFrames === this.#framesPerBuffer) {
+      done.push(out.subarray(0, end));
+      this.#out = undefined;
+    }
     if (kind === FRAME_DATA) {
       this.#seq += 1;
       this.#dataBytes += plaintext.length;
     }
-    return frame;
   }
 }
 

@@ -32,6 +32,16 @@ import type { VpbkWriteSummary } from "./writer.js";
 export type OpenVpbkOptions = VpbkUnlock & {
   /** Called after each frame with the archive bytes read so far and the total when known. */
   onProgress?: ((bytesRead: number, totalBytes: number | undefined) => void) | undefined;
+  /**
+   * The writer's read-after-write check only (§2.6 step 6), and only with a `dataKey` unlock
+   * (`E_USAGE` otherwise): FILE and SQLITE_DB content is not hashed again. Every frame, the chain,
+   * the record rules, the END totals, the FINAL frame and the trailer are checked as always, and
+   * the content root, built from the per-record digests as carried in the authenticated stream, is
+   * still compared with the trailer's. That proves the file holds exactly what the writer sealed
+   * with this data key; it does not re-prove that each digest matches its content, which a restore
+   * or `-verify` does (§2.7 check 7).
+   */
+  trustContentDigests?: boolean | undefined;
 };
 
 /** Metadata common to the records that name a path. */
@@ -55,7 +65,8 @@ export type VpbkRecord =
       /**
        * The content, in order. Iterate it (or not) before asking for the next record; the
        * iteration ends normally only if the content matched the record's SHA-256 (`E_RECORD_HASH`
-       * otherwise). Skipped content is still read and checked.
+       * otherwise; not hashed with {@link OpenVpbkOptions.trustContentDigests}). Skipped content
+       * is still read and checked.
        */
       content: AsyncIterable<Buffer>;
     } & PathRecord)
@@ -93,12 +104,15 @@ export interface VpbkArchive {
  * read, with memory bounded by one frame whatever the archive's size.
  */
 export async function openVpbk(source: VpbkSource, options: OpenVpbkOptions): Promise<VpbkArchive> {
+  if (options.trustContentDigests === true && !("dataKey" in options)) {
+    throw new VpbkError("E_USAGE", "trustContentDigests is for the writer's read-after-write check, with its data key");
+  }
   const input = await openSource(source);
   try {
     const bytes = Buffer.alloc(HEADER_BYTES);
     const header = parseHeader(bytes.subarray(0, await input.read(bytes, 0, HEADER_BYTES)));
     const { keys, unlockedWith } = await unlockHeader(header, options);
-    return new Archive(input, header, keys, unlockedWith, options.onProgress);
+    return new Archive(input, header, keys, unlockedWith, options);
   } catch (error) {
     await input.close();
     throw error;
@@ -127,6 +141,7 @@ class Archive implements VpbkArchive {
   readonly #input: ByteSource;
   readonly #keys: VpbkKeys;
   readonly #onProgress: OpenVpbkOptions["onProgress"];
+  readonly #trustContentDigests: boolean;
   #started = false;
 
   constructor(
@@ -134,13 +149,14 @@ class Archive implements VpbkArchive {
     header: VpbkHeader,
     keys: VpbkKeys,
     unlockedWith: UnlockedWith,
-    onProgress: OpenVpbkOptions["onProgress"],
+    options: Pick<OpenVpbkOptions, "onProgress" | "trustContentDigests">,
   ) {
     this.#input = input;
     this.header = header;
     this.#keys = keys;
     this.unlockedWith = unlockedWith;
-    this.#onProgress = onProgress;
+    this.#onProgress = options.onProgress;
+    this.#trustContentDigests = options.trustContentDigests === true;
     this.records = {
       [Symbol.asyncIterator]: () => {
         if (this.#started) throw new VpbkError("E_USAGE", "an archive's records can be read once");
@@ -157,7 +173,9 @@ class Archive implements VpbkArchive {
   async *#read(): AsyncGenerator<VpbkRecord, void, undefined> {
     const input = this.#input;
     const frames = readFrames(input, this.#keys, HEADER_BYTES);
-    const decoder = new RecordDecoder(input.size === undefined ? undefined : maxDataBytes(input.size));
+    const decoder = new RecordDecoder(input.size === undefined ? undefined : maxDataBytes(input.size), {
+      trustContentDigests: this.#trustContentDigests,
+    });
     let events: RecordEvent[] = [];
     let next = 0;
     let final: FinalFrame | undefined;

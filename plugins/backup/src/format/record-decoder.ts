@@ -29,6 +29,13 @@ type State = "header" | "path" | "content" | "digest" | "done";
  * frame arrived. It buffers only a record header, a path, a digest, and the MANIFEST or END JSON
  * (capped at 1 MiB and 64 KiB); file content passes through as slices of the given chunks, never
  * sized by what a record declares.
+ *
+ * Every record's content is hashed and compared with the SHA-256 that follows it, unless
+ * `trustContentDigests` is set: then FILE and SQLITE_DB content is not hashed, and the digests as
+ * carried in the stream go into the content root (still compared with the FINAL frame's by the
+ * reader). That is for the writer's read-after-write check only (§2.6 step 6), which authenticates
+ * every frame with the data key it sealed them with; a restore or `-verify` hashes everything
+ * (§2.7 check 7).
  */
 export class RecordDecoder {
   readonly #rules = new RecordRules();
@@ -37,6 +44,7 @@ export class RecordDecoder {
   readonly #pathBytes = Buffer.alloc(MAX_PATH_BYTES);
   readonly #digestBytes = Buffer.alloc(RECORD_DIGEST_BYTES);
   readonly #maxDataBytes: number;
+  readonly #trustContentDigests: boolean;
   #state: State = "header";
   #filled = 0;
   #consumed = 0;
@@ -51,9 +59,11 @@ export class RecordDecoder {
   /**
    * @param maxDataBytes an upper bound of the plaintext bytes in the archive, when its size is
    *   known: a record declaring more than can still follow is refused (`E_RECORD_SIZE`) at once.
+   * @param options.trustContentDigests skip hashing FILE and SQLITE_DB content (see the class).
    */
-  constructor(maxDataBytes = Number.POSITIVE_INFINITY) {
+  constructor(maxDataBytes = Number.POSITIVE_INFINITY, options: { trustContentDigests?: boolean | undefined } = {}) {
     this.#maxDataBytes = maxDataBytes;
+    this.#trustContentDigests = options.trustContentDigests === true;
   }
 
   /** Decodes the next plaintext bytes. */
@@ -78,7 +88,7 @@ export class RecordDecoder {
         case "content": {
           const n = Math.min(this.#remaining, chunk.length - at);
           const data = chunk.subarray(at, at + n);
-          (this.#hash as Hash).update(data);
+          this.#hash?.update(data);
           const type = (this.#header as RecordHeader).type;
           if (type === RECORD_MANIFEST || type === RECORD_END) this.#json.push(Buffer.from(data));
           else events.push({ kind: "data", data });
@@ -169,12 +179,11 @@ export class RecordDecoder {
       mtimeMs: header.mtimeMs,
       size: header.size,
     };
-    this.#hash = createHash("sha256");
+    const content = header.type === RECORD_FILE || header.type === RECORD_SQLITE_DB;
+    this.#hash = content && this.#trustContentDigests ? undefined : createHash("sha256");
     this.#json = [];
     this.#remaining = header.size;
-    if (header.type === RECORD_FILE || header.type === RECORD_SQLITE_DB) {
-      events.push({ kind: "begin", record: this.#info });
-    }
+    if (content) events.push({ kind: "begin", record: this.#info });
     if (this.#remaining === 0) this.#toDigest();
     else this.#state = "content";
   }
@@ -187,7 +196,8 @@ export class RecordDecoder {
   #onDigest(events: RecordEvent[]): void {
     const header = this.#header as RecordHeader;
     const info = this.#info as RecordInfo;
-    const digest = (this.#hash as Hash).digest();
+    // Unhashed (trusted) content: the digest as carried, copied (the buffer is reused).
+    const digest = this.#hash === undefined ? Buffer.from(this.#digestBytes) : this.#hash.digest();
     if (!digest.equals(this.#digestBytes)) {
       throw new VpbkError("E_RECORD_HASH", "the record's content does not match its SHA-256", {
         record: info.index,

@@ -211,7 +211,10 @@ export type RecordEvent =
   | { kind: "begin"; record: RecordInfo }
   /** The next piece of the current FILE or SQLITE_DB record's content (from authenticated frames). */
   | { kind: "data"; data: Buffer }
-  /** The current FILE or SQLITE_DB record's content matched its SHA-256. */
+  /**
+   * The current FILE or SQLITE_DB record's content matched its SHA-256 (with the decoder's
+   * `trustContentDigests`: its content ended, and `sha256` is the digest as carried, not recomputed).
+   */
   | { kind: "verified"; record: RecordInfo; sha256: Buffer }
   /** END, with its JSON, after its digest verified and its totals matched the stream. */
   | { kind: "end"; record: RecordInfo; end: VpbkEnd };

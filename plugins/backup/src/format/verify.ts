@@ -7,7 +7,9 @@ import type { VpbkSource } from "./source.js";
  * the path and order rules, checks every SHA-256, the FINAL frame, the trailer and that nothing
  * follows. Resolves with the summary (id, created, frames, bytes, entries, content root), or
  * rejects with the {@link VpbkError} of the first check that failed (`exitCode` gives the exit
- * status). Memory stays at about one frame whatever the archive's size.
+ * status). Memory stays at about one frame whatever the archive's size. With
+ * `trustContentDigests` (the writer's read-after-write check, data key only) the per-record SHA-256
+ * of file content is not recomputed; everything else is checked, the content root included.
  */
 export async function verifyVpbk(source: VpbkSource, options: OpenVpbkOptions): Promise<VpbkSummary> {
   const archive = await openVpbk(source, options);

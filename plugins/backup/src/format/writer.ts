@@ -1,7 +1,7 @@
-import { createHash } from "node:crypto";
+import { createHash, type Hash } from "node:crypto";
 import { Readable } from "node:stream";
 import { VpbkError } from "./errors.js";
-import { FrameSealer, MAX_SEAL_DELAY_MS } from "./frames.js";
+import { FRAME_OVERHEAD_BYTES, FRAME_PLAINTEXT_BYTES, FrameSealer, MAX_SEAL_DELAY_MS } from "./frames.js";
 import { createHeader, type VpbkHeader } from "./header.js";
 import { DEFAULT_KDF, type KdfParams, type KekDerivation } from "./kdf.js";
 import type { VpbkKeys } from "./keys.js";
@@ -32,7 +32,11 @@ export interface VpbkWriterOptions {
   kdf?: KdfParams | undefined;
   /** The Argon2id implementation; default the `argon2` package. */
   deriveKek?: KekDerivation | undefined;
-  /** Encrypted bytes the output stream buffers before the writer waits for its reader; default 256 KiB. */
+  /**
+   * Encrypted bytes the output stream buffers before the writer waits for its reader; default four
+   * full frames (256 KiB and 128 bytes). Frames are pushed in buffers of as many whole frames as
+   * that holds (at least one).
+   */
   highWaterMark?: number | undefined;
 }
 
@@ -44,7 +48,10 @@ export interface VpbkRecordMeta {
   mtimeMs?: number | undefined;
 }
 
-/** What a FILE or SQLITE_DB record's content may be given as. */
+/**
+ * What a FILE or SQLITE_DB record's content may be given as. The writer is done with each chunk
+ * (hashed, and sealed or copied) before it asks for the next, so a source may refill one buffer.
+ */
 export type VpbkContent = Uint8Array | AsyncIterable<Uint8Array> | Iterable<Uint8Array>;
 
 /** What {@link VpbkWriter.end} adds to the END record and FINAL frame. */
@@ -80,7 +87,8 @@ export interface VpbkWriteSummary {
 /**
  * Writes one generation: records in, the encrypted `.vpbk` byte stream out through
  * {@link readable}. Memory stays flat: each method waits while the output is not being read, and
- * at most one frame of plaintext is held.
+ * at most one frame of plaintext and one output buffer of sealed frames (the high-water mark's
+ * worth) are held besides.
  *
  * Records go in stream order: the MANIFEST (written by {@link createVpbkWriter}), then DIRs, FILEs
  * and the one SQLITE_DB in strictly ascending byte order of their full paths (note that `media/a-b`
@@ -125,7 +133,7 @@ export async function createVpbkWriter(options: VpbkWriterOptions): Promise<Vpbk
     kdf: options.kdf ?? DEFAULT_KDF,
     deriveKek: options.deriveKek,
   });
-  const writer = new Writer(header, keys, options.highWaterMark ?? 4 * 65_568);
+  const writer = new Writer(header, keys, options.highWaterMark ?? 4 * (FRAME_OVERHEAD_BYTES + FRAME_PLAINTEXT_BYTES));
   await writer.start({ ...options.manifest, format: "vellum-backup", formatVersion: 1 });
   return writer;
 }
@@ -146,7 +154,9 @@ class Writer implements VpbkWriter {
   constructor(header: VpbkHeader, keys: VpbkKeys, highWaterMark: number) {
     this.header = header;
     this.#keys = keys;
-    this.#sealer = new FrameSealer(keys);
+    this.#sealer = new FrameSealer(keys, {
+      framesPerBuffer: Math.floor(highWaterMark / (FRAME_OVERHEAD_BYTES + FRAME_PLAINTEXT_BYTES)),
+    });
     this.readable = new Readable({
       highWaterMark,
       read: () => this.#wake(),
@@ -271,8 +281,7 @@ class Writer implements VpbkWriter {
           path: path.toString("utf8"),
         });
       }
-      hash.update(chunk);
-      await this.#plaintext(chunk);
+      await this.#plaintext(chunk, hash);
     }
     if (written !== size) {
       throw new VpbkError("E_RECORD_SIZE", `the content has ${written} bytes, not the declared ${size}`, {
@@ -293,9 +302,17 @@ class Writer implements VpbkWriter {
     this.#busy = true;
   }
 
-  async #plaintext(data: Uint8Array): Promise<void> {
-    const frames = this.#sealer.write(data);
-    if (frames.length > 0) await this.#emit(frames);
+  /**
+   * Hashes (with `hash`) and seals `data` a frame's worth at a time, pushing each buffer of frames
+   * as it completes: the reader writes one buffer while the next is sealed.
+   */
+  async #plaintext(data: Uint8Array, hash?: Hash): Promise<void> {
+    for (let at = 0; at < data.length; at += FRAME_PLAINTEXT_BYTES) {
+      const piece = data.subarray(at, at + FRAME_PLAINTEXT_BYTES);
+      hash?.update(piece);
+      const buffers = this.#sealer.write(piece);
+      if (buffers.length > 0) await this.#emit(buffers);
+    }
   }
 
   async #emit(buffers: Buffer[]): Promise<void> {

@@ -221,7 +221,7 @@ async function writeSnapshot(
   }
   await syncDir(target);
   try {
-    const check = await verifyVpbk(finalPath, { dataKey: writer.dataKey });
+    const check = await verifyVpbk(finalPath, { dataKey: writer.dataKey, trustContentDigests: true });
     if (check.contentRoot !== summary.contentRoot || check.generationId !== summary.generationId) {
       throw new BackupError("E_VERIFY", "the re-read generation differs from what was written");
     }

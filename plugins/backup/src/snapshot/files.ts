@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { constants, type BigIntStats } from "node:fs";
 import { type FileHandle, lstat, open, readdir } from "node:fs/promises";
 import { VpbkError, type VpbkWriter } from "../format/index.js";
@@ -8,13 +7,14 @@ import { BackupError } from "./errors.js";
 /** The data dir folders a generation walks (§3.1 step 3), those present only; `db` is the snapshot. */
 export const WALKED_FOLDERS: readonly string[] = Object.freeze(["mailboxes", "media", "pgp", "settings", "storage"]);
 
-/** Files up to this size are read into memory and written from there (no second read). */
+/**
+ * Files up to this size are read whole into memory before any byte of them is written (so a change
+ * is retried); larger files are streamed in reads of this size, into two buffers in turn.
+ */
 export const SMALL_FILE_BYTES = 1024 * 1024;
 
 /** Reads of a file that keeps changing before the generation fails with `E_UNSTABLE_FILE`. */
 export const STABLE_READ_TRIES = 3;
-
-const CHUNK_BYTES = 64 * 1024;
 
 /** Something in the data dir a generation cannot represent, or that vanished: END's `skipped`. */
 export interface SkippedEntry {
@@ -106,7 +106,11 @@ export async function walkDataDir(
   return { entries: entries.map(({ key: _key, ...entry }) => entry), skipped };
 }
 
-/** Test hooks: called after each read of a file, before its closing `fstat`. */
+/**
+ * Test hooks: called after each read of a file, before the `fstat` that checks it. `check` is the
+ * read before any byte of the file is written (the whole file, or a large file's first
+ * {@link SMALL_FILE_BYTES}); `copy` is the rest of a large file, streamed into the generation.
+ */
 export interface FileCopyHooks {
   afterRead?: ((path: string, attempt: number, pass: "check" | "copy") => void | Promise<void>) | undefined;
 }
@@ -124,15 +128,19 @@ export interface FilesWritten {
  *
  * A regular file is opened with `O_RDONLY|O_NOFOLLOW|O_NONBLOCK` (a FIFO swapped in after the walk
  * cannot block the open) and `fstat`ed before and after it is read; (size, mtime, ctime, inode,
- * links) must not change. Bytes already streamed into the generation cannot be taken back, so:
- * - a file up to {@link SMALL_FILE_BYTES} is read whole into memory, the read retried while it
- *   changes (at most {@link STABLE_READ_TRIES} times), then written from memory: what goes in is
- *   exactly one stable version;
- * - a larger file is first read once to hash it (retried the same way), then streamed from the same
- *   descriptor while being hashed again, so memory stays flat. If the second read differs from the
- *   first, or the `fstat` changed, the generation fails (`E_UNSTABLE_FILE`, thrown from the content
- *   stream, so the writer fails the whole generation and the caller discards it): a torn file is
- *   never published. The caller may take a new generation.
+ * links) must not change, and the file must end exactly at that size. Each file is read once, and
+ * its SHA-256 is the writer's, over the bytes it encrypts. Bytes already streamed into the
+ * generation cannot be taken back, so:
+ * - the first read, of the whole file up to {@link SMALL_FILE_BYTES} or of a larger file's first
+ *   {@link SMALL_FILE_BYTES}, comes before any byte of the file is written: a change seen by the
+ *   `fstat` after it is retried (at most {@link STABLE_READ_TRIES} reads, then `E_UNSTABLE_FILE`).
+ *   A small file goes in from memory: exactly one stable version;
+ * - the rest of a larger file is streamed from the same descriptor, the next read overlapping the
+ *   sealing of the last, so memory stays flat (two buffers of {@link SMALL_FILE_BYTES}). If it
+ *   ends early or late, or the closing `fstat` differs, the generation fails (`E_UNSTABLE_FILE`,
+ *   thrown from the content stream before the record's digest is written, so the writer fails the
+ *   whole generation and the caller discards it): a torn file is never published, and nothing
+ *   can be retried. The caller may take a new generation.
  * A file that vanished before it was opened (deleted after the walk) is reported in `skipped`
  * (`vanished`); one that turned into a symlink or a special file likewise.
  * A name refused by the writer's order rules (a case-folded duplicate, `E_RECORD_ORDER`) is skipped
@@ -189,19 +197,14 @@ async function copyFile(writer: VpbkWriter, entry: WalkEntry, hooks: FileCopyHoo
       if (!before.isFile()) return specialReason(before);
       const size = Number(before.size);
       const meta = { mode: Number(before.mode) & 0o7777, mtimeMs: Number(before.mtimeMs), size };
-      if (size <= SMALL_FILE_BYTES) {
-        const content = Buffer.alloc(size);
-        const got = await readAt(handle, content, 0);
-        const extra = await readAt(handle, Buffer.alloc(1), size);
-        await hooks.afterRead?.(entry.path, attempt, "check");
-        if (got !== size || extra !== 0 || !same(before, await handle.stat({ bigint: true }))) continue;
-        await writer.file(entry.path, content, meta);
-        return size;
-      }
-      const digest = await hashFile(handle, size);
+      const whole = size <= SMALL_FILE_BYTES;
+      const first = Buffer.allocUnsafe(whole ? size : SMALL_FILE_BYTES);
+      const got = await readAt(handle, first, 0);
+      const extra = whole ? await readAt(handle, Buffer.alloc(1), size) : 0;
       await hooks.afterRead?.(entry.path, attempt, "check");
-      if (digest === undefined || !same(before, await handle.stat({ bigint: true }))) continue;
-      await writer.file(entry.path, streamChecked(handle, entry.path, size, digest, before, hooks), meta);
+      if (got !== first.length || extra !== 0 || !same(before, await handle.stat({ bigint: true }))) continue;
+      const content = whole ? first : streamRest(handle, { path: entry.path, attempt, size, before, hooks }, first);
+      await writer.file(entry.path, content, meta);
       return size;
     } finally {
       await handle.close();
@@ -214,46 +217,45 @@ async function copyFile(writer: VpbkWriter, entry: WalkEntry, hooks: FileCopyHoo
   );
 }
 
-/** SHA-256 of exactly `size` bytes, or undefined when the file is shorter or longer now. */
-async function hashFile(handle: FileHandle, size: number): Promise<string | undefined> {
-  const hash = createHash("sha256");
-  const buffer = Buffer.alloc(CHUNK_BYTES);
-  let position = 0;
-  while (position < size) {
-    const { bytesRead } = await handle.read(buffer, 0, Math.min(CHUNK_BYTES, size - position), position);
-    if (bytesRead === 0) return undefined;
-    hash.update(buffer.subarray(0, bytesRead));
-    position += bytesRead;
-  }
-  if ((await readAt(handle, Buffer.alloc(1), size)) !== 0) return undefined;
-  return hash.digest("hex");
-}
-
-/** The second read of a large file, checked against the first as it ends (before its digest is written). */
-async function* streamChecked(
+/**
+ * A large file's content: `first` (its first read), then the rest, each read into one of two
+ * buffers while the writer hashes and seals the other (it is done with a chunk before it asks for
+ * the next), then the checks that the file ended at `size` and that its `fstat` did not change.
+ */
+async function* streamRest(
   handle: FileHandle,
-  path: string,
-  size: number,
-  digest: string,
-  before: BigIntStats,
-  hooks: FileCopyHooks,
+  file: { path: string; attempt: number; size: number; before: BigIntStats; hooks: FileCopyHooks },
+  first: Buffer,
 ): AsyncGenerator<Buffer> {
-  const hash = createHash("sha256");
-  let position = 0;
-  while (position < size) {
-    const chunk = Buffer.alloc(Math.min(CHUNK_BYTES, size - position));
-    const bytesRead = await readAt(handle, chunk, position);
-    if (bytesRead < chunk.length) break;
-    hash.update(chunk);
-    position += bytesRead;
-    yield chunk;
+  let current: Buffer = first;
+  let length = first.length;
+  let other: Buffer = Buffer.allocUnsafe(first.length);
+  let position = first.length;
+  let ahead: Promise<number> | undefined;
+  try {
+    for (;;) {
+      const want = Math.min(other.length, file.size - position);
+      ahead = want > 0 ? readAt(handle, other.subarray(0, want), position) : undefined;
+      ahead?.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
+      yield current.subarray(0, length);
+      if (ahead === undefined) break;
+      const bytesRead = await ahead;
+      ahead = undefined;
+      position += bytesRead;
+      if (bytesRead < want) break;
+      [current, other, length] = [other, current, want];
+    }
+  } finally {
+    // The writer stopped early (the generation failed): no read may outlive the descriptor.
+    await ahead?.catch(() => undefined);
   }
-  await hooks.afterRead?.(path, 1, "copy");
-  if (position !== size || hash.digest("hex") !== digest || !same(before, await handle.stat({ bigint: true }))) {
+  const extra = position === file.size ? await readAt(handle, other.subarray(0, 1), position) : 0;
+  await file.hooks.afterRead?.(file.path, file.attempt, "copy");
+  if (position !== file.size || extra !== 0 || !same(file.before, await handle.stat({ bigint: true }))) {
     throw new BackupError(
       "E_UNSTABLE_FILE",
-      `${path} changed while it was copied into the generation; the generation was not written`,
-      { path },
+      `${file.path} changed while it was copied into the generation; the generation was not written`,
+      { path: file.path },
     );
   }
 }
