@@ -149,6 +149,30 @@ export interface NewHeaderOptions {
   createdMs: number;
   kdf: KdfParams;
   deriveKek?: KekDerivation | undefined;
+  /** A KEK derived beforehand ({@link deriveKekAhead}) with these parameters: no Argon2id work here. */
+  kek?: PreparedKek | undefined;
+}
+
+/** A KEK and the random salt it was derived with, for one header. */
+export interface PreparedKek {
+  salt: Buffer;
+  key: Buffer;
+}
+
+/**
+ * Runs the Argon2id work of a new header ahead of it, with a fresh salt: the writer of a generation
+ * does it before taking the database snapshot, so Argon2id's memory and the image are never held
+ * at once. The KEK depends on the passphrase, the salt and the parameters, not on T0.
+ */
+export async function deriveKekAhead(
+  passphrase: string | Uint8Array,
+  kdf: KdfParams,
+  deriveKek: KekDerivation = argon2idKek,
+): Promise<PreparedKek> {
+  const violation = kdfLimitViolation(kdf);
+  if (violation !== undefined) throw new VpbkError("E_USAGE", `KDF parameters out of bounds: ${violation}`);
+  const salt = randomBytes(SALT_BYTES);
+  return { salt, key: await deriveKek(passphraseBytes(passphrase), salt, kdf) };
 }
 
 /**
@@ -175,14 +199,16 @@ export async function createHeader(options: NewHeaderOptions): Promise<{ header:
   b.writeUInt32BE(kdf.memoryKiB, OFF.memoryKiB);
   b.writeUInt32BE(kdf.timeCost, OFF.timeCost);
   b.writeUInt32BE(kdf.parallelism, OFF.parallelism);
-  randomBytes(SALT_BYTES).copy(b, OFF.kdfSalt);
+  (options.kek?.salt ?? randomBytes(SALT_BYTES)).copy(b, OFF.kdfSalt);
   randomBytes(SALT_BYTES).copy(b, OFF.streamSalt);
   b.writeBigUInt64BE(BigInt(createdMs), OFF.createdMs);
   randomBytes(GENERATION_ID_BYTES).copy(b, OFF.generationId);
   b.writeUInt32BE(FRAME_PLAINTEXT_BYTES, OFF.frameSize);
   randomBytes(NONCE_BYTES).copy(b, OFF.wrapNonce);
 
-  const kek = await (options.deriveKek ?? argon2idKek)(passphrase, field(b, OFF.kdfSalt, SALT_BYTES), kdf);
+  const kek = options.kek
+    ? Buffer.from(options.kek.key)
+    : await (options.deriveKek ?? argon2idKek)(passphrase, field(b, OFF.kdfSalt, SALT_BYTES), kdf);
   const dataKey = randomBytes(KEY_BYTES);
   const wrapped = wrapDataKey(kek, field(b, OFF.wrapNonce, NONCE_BYTES), dataKey, b.subarray(0, OFF.wrapNonce));
   kek.fill(0);

@@ -16,9 +16,11 @@ export { argon2idKek, DEFAULT_KDF, KDF_LIMITS, type KdfParams, type KekDerivatio
 export { type VpbkKeys } from "./keys.js";
 export {
   createHeader,
+  deriveKekAhead,
   HEADER_BYTES,
   type NewHeaderOptions,
   parseHeader,
+  type PreparedKek,
   type UnlockedWith,
   unlockHeader,
   type VpbkHeader,

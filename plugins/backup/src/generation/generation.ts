@@ -4,7 +4,16 @@ import { type FileHandle, link, lstat, open, readdir, realpath, rename, unlink }
 import { hostname } from "node:os";
 import { join, relative, sep } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
-import { createVpbkWriter, type KdfParams, type KekDerivation, verifyVpbk, VpbkError } from "../format/index.js";
+import {
+  createVpbkWriter,
+  DEFAULT_KDF,
+  deriveKekAhead,
+  type KdfParams,
+  type KekDerivation,
+  type PreparedKek,
+  verifyVpbk,
+  VpbkError,
+} from "../format/index.js";
 import { BackupError } from "../snapshot/errors.js";
 import { type FileCopyHooks, type SkippedEntry, walkDataDir, writeDataFiles } from "../snapshot/files.js";
 import { type DbSnapshot, snapshotDatabase } from "../snapshot/sqlite.js";
@@ -135,9 +144,11 @@ async function writeLocked(
 ): Promise<GenerationResult> {
   const now = options.now ?? Date.now;
   const warn = options.warn ?? (() => undefined);
+  // Argon2id first, then the snapshot: its memory is released before the image is taken.
+  const kek = await deriveKekAhead(options.passphrase, options.kdf ?? DEFAULT_KDF, options.deriveKek);
   const snapshot = await timedSnapshot(options, dataDir, target, now, warn);
   try {
-    return await writeSnapshot(options, dataDir, target, snapshot);
+    return await writeSnapshot(options, dataDir, target, snapshot, kek);
   } finally {
     await snapshot.close();
   }
@@ -149,6 +160,7 @@ async function writeSnapshot(
   dataDir: string,
   target: string,
   snapshot: DbSnapshot,
+  kek: PreparedKek,
 ): Promise<GenerationResult> {
   const now = options.now ?? Date.now;
   const warn = options.warn ?? (() => undefined);
@@ -175,7 +187,7 @@ async function writeSnapshot(
     createdMs,
     manifest,
     kdf: options.kdf,
-    deriveKek: options.deriveKek,
+    kek,
   });
   const tmpPath = join(target, `.${name}.partial-${randomBytes(6).toString("hex")}`);
   const handle = await open(
