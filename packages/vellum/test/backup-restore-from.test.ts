@@ -11,13 +11,13 @@ import {
   CHILD_API_KEY,
   childWriteHeaders,
   flipMiddleByte,
-  freePort,
   PASSPHRASE,
   portOpen,
   tempDirs,
   waitForOutput,
 } from "./backup-support.js";
 import { createArticle } from "./support.js";
+import { freePort } from "../../cli/test/support.js";
 
 // SERVICE_RESTORE_FROM on a fresh deploy (backup-format.md §3.2 and §5 test 34), with real
 // `vellum serve` processes of the built binary: it restores into a missing or empty data dir before

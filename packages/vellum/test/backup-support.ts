@@ -12,7 +12,7 @@ import {
   writeSync,
 } from "node:fs";
 import { createRequire } from "node:module";
-import { connect, createServer } from "node:net";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -23,6 +23,7 @@ import { type BackupOptions, backup } from "@vellum/plugin-backup";
 import { createConsola, type ConsolaInstance, LogLevels } from "consola";
 import { vi } from "vitest";
 import { defaultPlugins } from "../src/index.js";
+import { freePort } from "../../cli/test/support.js";
 
 // Helpers of the backup plugin's integration tests (backup-*.test.ts): the default plugins with a
 // configured backup plugin, cheap Argon2, captured logs, byte-level file helpers, and the built
@@ -151,19 +152,6 @@ export function flipMiddleByte(file: string): void {
 /** The files among `files` whose bytes contain `needle`. */
 export function filesContaining(files: readonly string[], needle: Buffer): string[] {
   return files.filter((file) => readFileSync(file).includes(needle));
-}
-
-/** A TCP port nothing listens on right now (bound to port 0 on 127.0.0.1, then released). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Whether something accepts a fresh TCP connection on 127.0.0.1:`port`. */

@@ -21,6 +21,7 @@ import { listGenerations } from "../policy/generations.js";
 import { PACKAGE_VERSION } from "../version.js";
 import { acquireLock, withMutex } from "./lock.js";
 import { generationName, isPartialName } from "./naming.js";
+import { fsyncDir } from "../restore/durable.js";
 
 /** `*.partial-*` files older than this are removed after a successful generation (§2.6 step 7). */
 export const PARTIAL_MAX_AGE_MS = 60 * 60 * 1000;
@@ -231,7 +232,7 @@ async function writeSnapshot(
   } finally {
     await unlink(tmpPath).catch(() => undefined);
   }
-  await syncDir(target);
+  await fsyncDir(target);
   try {
     const check = await verifyVpbk(finalPath, { dataKey: writer.dataKey, trustContentDigests: true });
     if (check.contentRoot !== summary.contentRoot || check.generationId !== summary.generationId) {
@@ -347,15 +348,6 @@ async function publish(tmpPath: string, finalPath: string): Promise<void> {
     if (!isCode(error, "ENOENT")) throw error;
   }
   await rename(tmpPath, finalPath);
-}
-
-async function syncDir(dir: string): Promise<void> {
-  const handle = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY);
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
 }
 
 async function removeOldPartials(target: string, nowMs: number): Promise<void> {

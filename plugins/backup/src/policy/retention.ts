@@ -1,8 +1,8 @@
-import { constants } from "node:fs";
-import { lstat, open, unlink } from "node:fs/promises";
+import { lstat, unlink } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { BackupError } from "../snapshot/errors.js";
 import { type GenerationInfo, readGenerationHeader } from "./generations.js";
+import { fsyncDir } from "../restore/durable.js";
 
 /**
  * Retention (backup-format.md §4): "24 generations or 30 days, whichever keeps more". A
@@ -94,7 +94,7 @@ export async function applyRetention(dir: string, plan: Pick<RetentionPlan, "rem
       if (!isCode(error, "ENOENT")) throw error;
     }
   }
-  if (removed.length > 0) await syncDir(dir);
+  if (removed.length > 0) await fsyncDir(dir);
   return removed;
 }
 
@@ -110,15 +110,6 @@ async function unchanged(path: string, generation: GenerationInfo): Promise<bool
   } catch {
     // Vanished, unreadable, no longer a well-formed header: not what was planned, so not removed.
     return false;
-  }
-}
-
-async function syncDir(dir: string): Promise<void> {
-  const handle = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY);
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
   }
 }
 
