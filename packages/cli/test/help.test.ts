@@ -206,7 +206,7 @@ describe.concurrent("colour (the built binary, output piped)", () => {
     expect(usage.status).toBe(2);
     expect(usage.stderr).toContain("USAGE");
     expect(hasEscape(usage.stderr)).toBe(false);
-  });
+  }, 90_000); // 16 processes of the built binary, one after another: about 10 s on a quiet machine
 
   it("colours with FORCE_COLOR, which wins over NO_COLOR; the text is the same once the colour is removed", async () => {
     const plain = await vellum(["--help"]);
