@@ -4,7 +4,8 @@
  * CPU time (from just before to just after the op, imports excluded), the process's peak RSS
  * (VmHWM of /proc/self/status, and `process.resourceUsage().maxRSS`), the Argon2id time, and the
  * op's own result. Ops: `idle-bare` (node, nothing imported), `idle` (the backup library imported,
- * nothing done), `raw-encrypt`, `raw-decrypt`, `raw-decrypt-write`, `backup`, `verify`, `restore`.
+ * nothing done), `argon2id` (one default Argon2id alone), `raw-encrypt`, `raw-decrypt`, `raw-decrypt-write`,
+ * `backup`, `verify`, `restore`.
  */
 import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
@@ -67,6 +68,10 @@ const ops = {
   idle: async () => {
     await library();
     return async () => null;
+  },
+  argon2id: async () => {
+    const { lib, deriveKek } = await library();
+    return () => deriveKek(Buffer.from(args.passphrase), Buffer.alloc(16, 7), lib.DEFAULT_KDF).then(() => null);
   },
   "raw-encrypt": async () => {
     const { rawEncrypt } = await import("./backup-raw.mjs");

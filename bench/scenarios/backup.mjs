@@ -93,6 +93,8 @@ export default async function backupScenario() {
     };
     await run("idle-bare", {});
     await run("idle", {});
+    await run("argon2id", { passphrase: PASSPHRASE });
+    await run("argon2id", { passphrase: PASSPHRASE });
     for (let round = 0; round < ROUNDS; round++) {
       const dir = join(tmp, `round-${round}`);
       const target = join(dir, "target");
@@ -220,6 +222,11 @@ function report(lines, failures, runs, data) {
         `${mib1(worst.kdfBytes - idle)} MiB during it, ${mib1(worst.afterKdfBytes - idle)} MiB after it`,
     );
   };
+  const argon2 = runs.argon2id.map((r) => r.peakRssBytes - idle);
+  lines.push(
+    `Argon2id alone (64 MiB, t 3, p 4, in a child that imported the library): ${argon2.map(mib1).join(" and ")} MiB above ` +
+      `the idle baseline, the floor of the verify and restore bound below`,
+  );
   rss("backup", writeRssBound(data.dbBytes), `DB ${mib(data.dbBytes)} MiB + 64 MiB Argon2id + 16 MiB`);
   rss("verify", READ_RSS_BOUND, "64 MiB Argon2id + 1 MiB frame buffers");
   rss("restore", READ_RSS_BOUND, "64 MiB Argon2id + 1 MiB frame buffers");
