@@ -250,6 +250,50 @@ describe("refusals, each with its exit code and one line", () => {
     expect(readdirSync(served)).toEqual([".vellum.lock"]);
   }, 60_000);
 
+  it("-verify -deep opens the database image: a sound one passes, a broken foreign key or page is 1 (E_DB_INTEGRITY)", async () => {
+    const file = join(target, generations()[0] as string);
+    const deep = await vellum(["restore", "-in", file, "-verify", "-deep"]);
+    expect(deep.status, deep.stderr).toBe(0);
+    const kdf = { memoryKiB: 19_456, timeCost: 1, parallelism: 1 };
+    for (const damage of ["foreign key", "page"] as const) {
+      const source = join(root, `deep-${damage.replace(" ", "-")}`);
+      const into = join(source, "target");
+      mkdirSync(join(source, "data", "db"), { recursive: true });
+      mkdirSync(into);
+      const dbPath = join(source, "data", "db", "vellum.sqlite");
+      const db = new Database(dbPath);
+      db.exec(
+        "CREATE TABLE parent (id INTEGER PRIMARY KEY); CREATE TABLE child (parent INTEGER REFERENCES parent(id));",
+      );
+      db.exec("CREATE TABLE t (a TEXT); CREATE INDEX t_a ON t (a)");
+      const insert = db.prepare("INSERT INTO t (a) VALUES (?)");
+      db.transaction(() => {
+        for (let i = 0; i < 2000; i++) insert.run(`value-${String(i).padStart(6, "0")}`);
+      })();
+      if (damage === "foreign key") db.exec("PRAGMA foreign_keys = OFF; INSERT INTO child (parent) VALUES (42)");
+      const indexPage = db.prepare("SELECT rootpage FROM sqlite_schema WHERE name = 't_a'").pluck().get() as number;
+      db.close();
+      if (damage === "page") {
+        const bytes = readFileSync(dbPath);
+        for (let i = 0; i < 8; i++)
+          bytes[indexPage * 4096 - 40 + i] = (bytes[indexPage * 4096 - 40 + i] as number) ^ 0x5a;
+        writeFileSync(dbPath, bytes);
+      }
+      const written = await writeGeneration({
+        dataDir: join(source, "data"),
+        target: into,
+        passphrase: PASSPHRASE,
+        kdf,
+      });
+      expect((await vellum(["restore", "-in", written.path, "-verify"])).status).toBe(0);
+      const refused = await vellum(["restore", "-in", written.path, "-verify", "-deep"]);
+      expect(refused.status, damage).toBe(1);
+      expect(refused.stderr).toContain(
+        damage === "page" ? "E_DB_INTEGRITY: PRAGMA integrity_check" : "foreign_key_check",
+      );
+    }
+  }, 60_000);
+
   it("drill: passes on the MANIFEST's row counts when this data dir kept no record; 5 with BACKUP_OFF", async () => {
     rmSync(join(dataDir, "backup", "generations"), { recursive: true, force: true });
     const drill = await vellum(["drill"]);

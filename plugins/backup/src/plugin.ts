@@ -41,6 +41,11 @@ export const backup = definePlugin<BackupOptions>({
         verify: {
           description: "check the passphrase, every frame, the chain, the FINAL frame and every digest; write nothing",
         },
+        deep: {
+          description:
+            "with -verify: also open the database image in memory for PRAGMA integrity_check and foreign_key_check (memory: the database's size)",
+        },
+
         dest: {
           value: "dir",
           description: "the data dir to restore into; the previous one is kept as <dir>.replaced-<stamp>",

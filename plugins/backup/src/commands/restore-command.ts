@@ -6,10 +6,12 @@ import { nameSecond } from "../generation/index.js";
 import { restoreGeneration } from "../restore/index.js";
 import { type BackupContext, fail, requirePassphrase, stringOption, throughput, UsageError } from "./shared.js";
 import { refuseNewerApp } from "../version.js";
+import { verifyDeep } from "../operations/deep-verify.js";
 
 /**
  * `vellum restore`, in its three forms (seed and backup-format.md §2.7, §3.2, §4):
- * - `-in <file> -verify`: every check of §2.7, writing nothing; exit 0 only when all hold;
+ * - `-in <file> -verify [-deep]`: every check of §2.7, writing nothing (`-deep` also opens the database
+ *   image in memory: check 10); exit 0 only when all hold;
  * - `-in <file> -dest <dir>`: the §3.2 restore, the previous dir kept as `<dir>.replaced-<stamp>`;
  * - `--at <RFC 3339 time> -dest <dir> [-in <dir>]`: the newest generation sealed at or before
  *   that time, from `-in` or BACKUP_TARGET, verified in full before it is restored.
@@ -20,7 +22,7 @@ export async function restoreCommand(io: CommandIO, ctx: BackupContext): Promise
     const dest = stringOption(io, "dest");
     const at = stringOption(io, "at");
     if (io.options.verify === true) {
-      if (!input || dest || at) throw new UsageError("use -in <file> -verify (without -dest or --at)");
+      if (!input || dest || at) throw new UsageError("use -in <file> -verify [-deep] (without -dest or --at)");
       return await verify(io, ctx, input);
     }
     if (!dest) throw new UsageError("say where to restore: -dest <dir> (or -in <file> -verify to check a file)");
@@ -34,11 +36,12 @@ export async function restoreCommand(io: CommandIO, ctx: BackupContext): Promise
 
 async function verify(io: CommandIO, ctx: BackupContext, file: string): Promise<number> {
   const began = performance.now();
-  const summary = await verifyVpbk(file, {
+  const unlock = {
     passphrase: requirePassphrase(ctx.options),
     previousPassphrase: ctx.options.previousPassphrase,
-    onProgress: (done, total) => io.progress(done, total, "verify", "bytes"),
-  });
+    onProgress: (done: number, total: number | undefined) => io.progress(done, total, "verify", "bytes"),
+  };
+  const summary = io.options.deep === true ? await verifyDeep(file, unlock) : await verifyVpbk(file, unlock);
   const name = basename(file);
   if (nameSecond(name) !== undefined && !nameMatchesCreated(name, summary.createdMs)) {
     ctx.logger.warn(`W_NAME_TIME: the name ${name} disagrees with the generation's created time`);
