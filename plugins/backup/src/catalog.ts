@@ -9,15 +9,10 @@ import { writeFileAtomic } from "./restore/durable.js";
  * compares (content root, rows per table), and the last backup and the last drill, each one file
  * overwritten. Files, not tables: the CLI's offline commands write them without opening the database.
  */
-export interface GenerationRecord {
-  name: string;
-  id: string;
-  createdMs: number;
-  sealedMs: number;
-  bytes: number;
-  contentRoot: string;
-  tableCounts: Record<string, number>;
-}
+export type GenerationRecord = Pick<
+  GenerationResult,
+  "name" | "id" | "createdMs" | "sealedMs" | "bytes" | "contentRoot" | "tableCounts"
+>;
 
 /** The last backup run, failed or not. */
 export interface BackupRunResult {
@@ -56,15 +51,8 @@ export class BackupCatalog {
   }
 
   async recordGeneration(result: GenerationResult): Promise<void> {
-    const record: GenerationRecord = {
-      name: result.name,
-      id: result.id,
-      createdMs: result.createdMs,
-      sealedMs: result.sealedMs,
-      bytes: result.bytes,
-      contentRoot: result.contentRoot,
-      tableCounts: result.tableCounts,
-    };
+    const { name, id, createdMs, sealedMs, bytes, contentRoot, tableCounts } = result;
+    const record: GenerationRecord = { name, id, createdMs, sealedMs, bytes, contentRoot, tableCounts };
     await this.#write(join(this.dir, GENERATIONS), `${result.name}.json`, record);
   }
 
