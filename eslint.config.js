@@ -4,7 +4,17 @@ import tseslint from "typescript-eslint";
 
 export default tseslint.config(
   {
-    ignores: ["**/node_modules/**", "**/dist/**", "**/data/**", "bench/results/**", "coverage/**"],
+    ignores: [
+      "**/node_modules/**",
+      "**/dist/**",
+      "**/data/**",
+      "bench/results/**",
+      "coverage/**",
+      "**/.nitro/**",
+      "**/.output/**",
+      "**/.nuxt/**",
+      ".vellum-tmp/**",
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

@@ -8,8 +8,10 @@ export interface App {
 }
 
 /**
- * Vellum as Express middleware: requests for paths Vellum has a route for are answered by
- * Vellum; everything else falls through (`next()`) to the routes registered after it.
+ * Vellum as Express middleware under `/cms`: requests for paths Vellum has a route for are
+ * answered by Vellum (`/cms/api/v1/articles`); everything else falls through (`next()`) to the
+ * routes registered after it. Links Vellum makes (`Location`, media URLs, error `docs`, the CSRF
+ * cookie's `Path`) carry the `/cms` prefix Express stripped.
  */
 export async function createApp(options: { dataDir: string; apiKey: string }): Promise<App> {
   const vellum = createVellum({
@@ -20,7 +22,7 @@ export async function createApp(options: { dataDir: string; apiKey: string }): P
   });
   await vellum.ready();
   const app = express();
-  app.use(vellum.handler);
+  app.use("/cms", vellum.handler);
   app.get("/", (_req, res) => {
     res.type("text/plain").send("express home\n");
   });

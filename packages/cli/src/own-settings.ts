@@ -95,7 +95,7 @@ export const CLI_SETTINGS = {
     env: "SERVICE_BASE_URL",
     description:
       "absolute URL of the service, for absolute links (default: the effective listen address); " +
-      "`https:` makes the CSRF cookie `Secure`",
+      "its path is the prefix links carry behind a proxy that strips one; `https:` makes the CSRF cookie `Secure`",
     defaultText: "http://<host>:<port>",
     parse: parseBaseUrl,
     check: textCheck(parseBaseUrl),

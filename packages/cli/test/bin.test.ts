@@ -347,7 +347,9 @@ describe.concurrent("vellum --dry-run (the built binary)", () => {
     writeConfigFile(ok, "export default defineConfig({ plugins: [definePlugin({ name: 'extra', setup() {} })()] });");
     const good = await vellum(["--dry-run"], {}, ok);
     expect(good.stderr).toBe("");
-    expect(good.stdout).toContain("8 plugin(s) (articles, search, cache, webhooks, health, media, backup, extra)");
+    expect(good.stdout).toContain(
+      "9 plugin(s) (articles, search, cache, webhooks, health, media, backup, openapi, extra)",
+    );
     expect(good.status).toBe(0);
 
     const missing = tempDir();

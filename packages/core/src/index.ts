@@ -1,9 +1,11 @@
 /** Kysely's SQL template and types, so plugins build queries with the kernel's own copy. */
 export { type CompiledQuery, type Kysely, sql, type Transaction } from "kysely";
+/** TypeBox, to declare route schemas (JSON Schema with static types) with the kernel's own copy. */
+export { type Static, type TObject, type TSchema, Type } from "typebox";
 /** h3's event type, so plugins type their handlers without depending on h3 themselves. */
 export type { H3Event } from "h3";
 export { defineConfig, type SecurityConfig, type VellumConfig } from "./config.js";
-export { checkSlug, SLUG_PATTERN } from "./content/slug.js";
+export { checkSlug, SLUG_PATTERN, slugSchema } from "./content/slug.js";
 export { migrationChecksum, migrationTableName } from "./db/migrations.js";
 export type { AppliedMigration, Migration, MigrationDrift, MigrationResult } from "./db/migrations.js";
 export type { MigrationSet, MigrationStatus } from "./db/migrations.js";
@@ -21,12 +23,15 @@ export type { StorageChange, VellumErrorEvent, VellumHooks } from "./hooks/types
 export { MAX_JSON_BYTES, readJsonBody, requestBodyStream } from "./http/body.js";
 export { errorResponse } from "./http/envelope.js";
 export { isReply, json, Reply, rawJson, text } from "./http/json.js";
+export { mountPrefix, publicPath } from "./http/mount.js";
 export { intQuery, pathParam } from "./http/params.js";
 export { readResponse, type ResponseParts, responseFrom } from "./http/response-parts.js";
 export type { KeyCheck, LifecycleState } from "./http/pipeline.js";
 export { requestId } from "./http/request-id.js";
-export { matchedRoute } from "./http/routes.js";
+export { HTML_CSP } from "./http/security-headers.js";
+export { effectiveAuth, matchedRoute } from "./http/routes.js";
 export type { HttpMethod, MatchedRoute, PluginRouter, RouteHandler, RouteMeta, RouteRecord } from "./http/routes.js";
+export type { ResponseSchema, RouteSchema } from "./http/route-schema.js";
 export { requestTarget } from "./http/shortcuts.js";
 export type { PreparedResponse, Shortcut, ShortcutRequest } from "./http/shortcuts.js";
 export type { VellumMetrics } from "./metrics/metrics.js";
@@ -59,4 +64,4 @@ export { MemoryRateLimitStore, type RateLimitRule, type RateLimitStore } from ".
 export type { ArticlesService, StorageQuotaService, VellumServices } from "./services.js";
 export { loadOrCreateSecret } from "./storage/data-folder.js";
 export { directoryBytes, type WalkedFile, walkFiles } from "./storage/walk.js";
-export { createVellum, type MigrateOutcome, type Vellum } from "./vellum.js";
+export { createVellum, type FetchOptions, type MigrateOutcome, type Vellum } from "./vellum.js";

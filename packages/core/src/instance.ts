@@ -13,13 +13,24 @@ import type { VellumServices } from "./services.js";
 
 export type { MigrateOutcome } from "./db/migrations.js";
 
+/** What a host that hands `fetch` a request knows about it and Vellum cannot see. */
+export interface FetchOptions {
+  /** The client's address, when the host has it (an in-process call has no socket). */
+  clientAddress?: string;
+  /**
+   * The path prefix the host stripped before handing the request over (`/cms`): every link Vellum
+   * makes in the answer carries it (see `mountPrefix`).
+   */
+  mountPrefix?: string;
+}
+
 export interface Vellum {
   readonly config: Readonly<VellumConfig>;
   readonly hooks: VellumHookApi;
   readonly metrics: VellumMetrics;
   readonly storage: Storage;
   /** The web-standard entry point: any host that speaks `Request`/`Response` mounts this. */
-  fetch(request: Request, options?: { clientAddress?: string }): Promise<Response>;
+  fetch(request: Request, options?: FetchOptions): Promise<Response>;
   /** Initialises plugins (setup) once; later calls wait for the first. */
   init(): Promise<void>;
   /** init, then runs pending migrations (or refuses when `migrate: false` and some are pending). */

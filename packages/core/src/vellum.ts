@@ -12,7 +12,8 @@ import { CoreErrors, VellumError } from "./errors/vellum-error.js";
 import { HealthRegistry } from "./health/components.js";
 import { createHookApi, VellumHookBus } from "./hooks/hooks.js";
 import { createCorsPolicy } from "./http/cors.js";
-import { errorsPage } from "./http/errors-page.js";
+import { ERRORS_PAGE_SCHEMA, errorsPage } from "./http/errors-page.js";
+import { assignMountPrefix, basePathOf } from "./http/mount.js";
 import { createPipeline, type LifecycleState } from "./http/pipeline.js";
 import { createRequestObserver } from "./http/observe.js";
 import { requestId } from "./http/request-id.js";
@@ -50,7 +51,7 @@ import type { MigrateOutcome, Vellum } from "./instance.js";
 /** `@vellum/core`'s own version: what `/health` reports when the host passes none (embedded use). */
 const CORE_VERSION = (createRequire(import.meta.url)("../package.json") as { version: string }).version;
 
-export type { MigrateOutcome, Vellum } from "./instance.js";
+export type { FetchOptions, MigrateOutcome, Vellum } from "./instance.js";
 
 /** Creates a Vellum instance. Reads no environment and no config files: everything comes in `config`. */
 export function createVellum(input: VellumConfig): Vellum {
@@ -120,6 +121,7 @@ export function createVellum(input: VellumConfig): Vellum {
     logger: logger.withTag("http"),
     observe,
     secureCookies: (config.baseUrl ?? "").startsWith("https:"),
+    basePath: basePathOf(config.baseUrl),
     debug: config.debug ?? false,
     bus,
     reportError(error: unknown, event: H3Event) {
@@ -130,7 +132,7 @@ export function createVellum(input: VellumConfig): Vellum {
     },
   });
   app.use(pipeline.middleware);
-  routes.add("core", "GET", "/docs/api/errors", () => errorsPage(), { csrfCookie: true });
+  routes.add("core", "GET", "/docs/api/errors", () => errorsPage(), { csrfCookie: true, schema: ERRORS_PAGE_SCHEMA });
   registerCsrfRoute(routes, () => csrf);
   registerJobsRoute(routes, () => requireInit(queue, "jobs"));
 
@@ -313,6 +315,7 @@ export function createVellum(input: VellumConfig): Vellum {
     storage: storage.root,
     async fetch(request, options) {
       if (options?.clientAddress) assignClientAddress(request, options.clientAddress);
+      if (options?.mountPrefix) assignMountPrefix(request, options.mountPrefix);
       return shortcuts.fetch(request) ?? routed(request);
     },
     init,

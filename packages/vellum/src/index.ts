@@ -5,6 +5,7 @@ import { backup } from "@vellum/plugin-backup";
 import { cache } from "@vellum/plugin-cache";
 import { health } from "@vellum/plugin-health";
 import { media } from "@vellum/plugin-media";
+import { openapi } from "@vellum/plugin-openapi";
 import { search } from "@vellum/plugin-search";
 import { webhooks } from "@vellum/plugin-webhooks";
 
@@ -22,6 +23,7 @@ const firstPartyPlugins: Array<() => AnyVellumPlugin> = [
   webhooks,
   media,
   backup,
+  openapi,
   () => health({ expect: ["search", "webhooks", "backup"] }),
 ];
 

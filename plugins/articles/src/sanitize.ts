@@ -68,8 +68,18 @@ export interface SanitizeOptions {
   mediaPrefix: string;
 }
 
+/**
+ * Sanitizes article HTML. `mountPrefix` is the path Vellum is mounted under for the writer
+ * (`/cms`): media sources under it (`/cms/media/…`) are this service's media too.
+ */
+export type Sanitizer = (html: string, mountPrefix?: string) => string;
+
 /** Builds the content sanitizer: sanitize-html with the explicit allowlist of contract §5. */
-export function createSanitizer(options: SanitizeOptions): (html: string) => string {
+export function createSanitizer(options: SanitizeOptions): Sanitizer {
+  /** The mount prefix of the call in progress (sanitizing is synchronous: one call at a time). */
+  let mount = "";
+  const isMedia = (pathname: string) =>
+    pathname.startsWith(options.mediaPrefix) || (mount !== "" && pathname.startsWith(`${mount}${options.mediaPrefix}`));
   /**
    * Images load only from absolute http(s) URLs or this service's media. A relative source is
    * resolved first, the way a browser will (dot segments, `%2e`, backslashes), and kept in that
@@ -82,7 +92,7 @@ export function createSanitizer(options: SanitizeOptions): (html: string) => str
     const resolved = URL.parse(value, RESOLVE_BASE);
     if (!resolved || resolved.origin !== RESOLVE_ORIGIN) return undefined;
     const path = `${resolved.pathname}${resolved.search}${resolved.hash}`;
-    return resolved.pathname.startsWith(options.mediaPrefix) ? path : undefined;
+    return isMedia(resolved.pathname) ? path : undefined;
   };
   const transform = (tagName: string, attribs: sanitizeHtml.Attributes): sanitizeHtml.Tag => {
     const next = { ...attribs };
@@ -113,5 +123,12 @@ export function createSanitizer(options: SanitizeOptions): (html: string) => str
     enforceHtmlBoundary: false,
     transformTags: { "*": transform },
   };
-  return (html) => sanitizeHtml(html, config);
+  return (html, mountPrefix = "") => {
+    mount = mountPrefix;
+    try {
+      return sanitizeHtml(html, config);
+    } finally {
+      mount = "";
+    }
+  };
 }

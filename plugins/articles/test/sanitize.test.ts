@@ -106,6 +106,17 @@ describe("content sanitizer", () => {
   ])("rewrites %s to %s", (input, output) => {
     expect(sanitize(input)).toBe(output);
   });
+
+  it.each([
+    ['<img src="/cms/media/a.webp" alt="m" />', "/cms", '<img src="/cms/media/a.webp" alt="m" />'],
+    ['<img src="/cms/media/../api/v1/articles" alt="m" />', "/cms", '<img alt="m" />'],
+    ['<img src="/cms/media/a.webp" alt="m" />', "", '<img alt="m" />'],
+    ['<img src="/other/media/a.webp" alt="m" />', "/cms", '<img alt="m" />'],
+    ['<img src="/media/a.webp" alt="m" />', "/cms", '<img src="/media/a.webp" alt="m" />'],
+  ])("under the mount prefix %s (%s) keeps media sources of that mount only: %s", (input, prefix, output) => {
+    expect(sanitize(input, prefix)).toBe(output);
+    expect(sanitize(input)).toBe(sanitize(input, ""));
+  });
 });
 
 describe("content through the HTTP write path", () => {

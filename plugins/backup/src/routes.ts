@@ -1,10 +1,40 @@
-import { ApiError, type PluginRouter, type RouteMeta } from "@vellum/core";
+import { ApiError, type PluginRouter, type RouteMeta, type RouteSchema, type TSchema, Type } from "@vellum/core";
 import type { BackupService } from "./service.js";
 
 export const DRILL_PATH = "/admin/backup/drill";
 
 /** Operator routes take the key as `Authorization: Bearer` or `X-API-Key`, without CSRF (scripts, runbooks). */
 const ADMIN: RouteMeta = { auth: "key", csrf: false, apiKeyHeader: true };
+
+const Timestamp = Type.String({ format: "date-time" });
+const Nullable = (schema: TSchema, description: string) => Type.Union([schema, Type.Null()], { description });
+
+/** The drill's result (`DrillResult`), as `last-drill.json` keeps it. */
+const Drill = Type.Object({
+  at: Timestamp,
+  ok: Type.Boolean({ description: "A failed drill is `false` with `failedCheck` and `error`, still a 200" }),
+  durationMs: Type.Integer({ minimum: 0 }),
+  generation: Nullable(Type.String(), "The generation restored (its file name); null when none was found"),
+  generationId: Nullable(Type.String(), "The generation's id"),
+  generationCreatedAt: Nullable(Timestamp, "When the generation was taken"),
+  failedCheck: Nullable(
+    Type.String(),
+    "The check that failed: `configuration`, `generation`, `restore`, `content_root`, `row_counts` or `freshness`",
+  ),
+  error: Nullable(Type.String(), "Why it failed"),
+});
+
+const drillSchema: RouteSchema = {
+  summary: "Runs the restore drill now and answers its result",
+  description:
+    "Runs after any backup in progress and restarts the drill timer. Takes the API key as " +
+    "`Authorization: Bearer` or `X-API-Key`, without CSRF.",
+  tags: ["backup"],
+  response: {
+    200: { description: "The drill's result, passed or failed", body: Type.Object({ drill: Drill }) },
+    503: { description: "Backups are off (`BACKUP_OFF`) or not configured (`BACKUP_TARGET`)" },
+  },
+};
 
 /**
  * `POST /admin/backup/drill`: runs the restore drill now (after a backup in progress) and answers
@@ -21,6 +51,6 @@ export function registerBackupRoutes(router: PluginRouter, service: BackupServic
       }
       return { drill: await service.drillNow() };
     },
-    ADMIN,
+    { ...ADMIN, schema: drillSchema },
   );
 }

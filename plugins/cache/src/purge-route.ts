@@ -1,5 +1,13 @@
-import { type ArticlesService, checkSlug, json, type PluginRouter, readJsonBody } from "@vellum/core";
-import { validationFailed } from "@vellum/core";
+import {
+  type ArticlesService,
+  checkSlug,
+  json,
+  type PluginRouter,
+  type RouteSchema,
+  readJsonBody,
+  Type,
+  validationFailed,
+} from "@vellum/core";
 
 export const PURGE_PATH = "/api/v1/cache/purge";
 
@@ -8,6 +16,33 @@ export interface PurgeRouteDeps {
   articles(): ArticlesService | undefined;
   purge(tags: string[]): Promise<void>;
 }
+
+/**
+ * What the route accepts and answers. `slug` is required but of any type here: the handler checks
+ * it, so that a value that is not a slug (a number or null included) is the contract's
+ * `invalid_slug`, not `validation_failed`, which is kept for a missing slug.
+ */
+const purgeSchema: RouteSchema = {
+  summary: "Purges an article's cached responses: its page, the list and its tags' pages",
+  description:
+    "Here and, when CDN forwarding is on, at the CDN. A slug with no article purges its page only; without the " +
+    "articles plugin nothing is purged. Rate limited to 5 a minute per client IP.",
+  tags: ["cache"],
+  body: Type.Object({
+    slug: Type.Unknown({
+      description: "The article's slug: a string matching `^[a-z0-9_-]{1,200}$` (else 400 `invalid_slug`)",
+      examples: ["hello-world"],
+    }),
+  }),
+  response: {
+    200: {
+      description: "Purged",
+      body: Type.Object({ purged: Type.Literal(true), slug: Type.String() }),
+    },
+    400: { description: "`invalid_slug`: not a slug; `validation_failed`: no slug" },
+    429: { description: "More than 5 purges a minute from this client", headers: { "Retry-After": "Seconds to wait" } },
+  },
+};
 
 /**
  * `POST /api/v1/cache/purge {"slug"}` (key and CSRF, 5 a minute per client IP): purges what the
@@ -25,6 +60,6 @@ export function registerPurgeRoute(router: PluginRouter, deps: PurgeRouteDeps): 
       await deps.purge((await deps.articles()?.cacheTags(slug)) ?? []);
       return json({ purged: true, slug });
     },
-    { rateLimit: { name: "cache-purge", limit: 5, windowMs: 60_000 } },
+    { rateLimit: { name: "cache-purge", limit: 5, windowMs: 60_000 }, schema: purgeSchema },
   );
 }

@@ -1,7 +1,7 @@
 import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { ArticlesService, H3Event, StorageQuotaService, VellumPluginContext } from "@vellum/core";
-import { ApiError } from "@vellum/core";
+import { ApiError, publicPath } from "@vellum/core";
 import { ulid } from "ulidx";
 import type { DecodeResult, DecoderPool } from "./decode/index.js";
 import { DecodeError } from "./decode/index.js";
@@ -56,12 +56,17 @@ export class MediaLibrary {
     this.#options = deps.ctx.options;
   }
 
-  /** The API's view of a row, with an absolute URL when the service has a base URL. */
-  view(row: MediaItemsTable): MediaItem {
-    const base = this.#deps.ctx.config.baseUrl?.replace(/\/+$/, "") ?? "";
+  /**
+   * The API's view of a row for the client of `event`: its URL under the path Vellum is mounted
+   * at, absolute on the origin of the base URL when the service has one.
+   */
+  view(row: MediaItemsTable, event: H3Event): MediaItem {
+    const origin = URL.canParse(this.#deps.ctx.config.baseUrl ?? "")
+      ? new URL(this.#deps.ctx.config.baseUrl ?? "").origin
+      : "";
     return {
       id: row.id,
-      url: `${base}${mediaPath(row.file)}`,
+      url: `${origin}${publicPath(event, mediaPath(row.file))}`,
       width: row.width,
       height: row.height,
       mime: row.mime,
@@ -93,13 +98,13 @@ export class MediaLibrary {
     try {
       if (upload.bytes === 0) throw new ApiError("unsupported_media_type", "The file is empty.");
       const existing = await this.#bySha(upload.sha256);
-      if (existing) return { created: false, item: this.view(existing) };
+      if (existing) return { created: false, item: this.view(existing, event) };
       const running = this.#inProgress.get(upload.sha256);
-      if (running) return { created: false, item: this.view(await running) };
+      if (running) return { created: false, item: this.view(await running, event) };
       const store = this.#store(upload.path, upload.sha256, upload.bytes);
       this.#inProgress.set(upload.sha256, store);
       try {
-        return { created: true, item: this.view(await store) };
+        return { created: true, item: this.view(await store, event) };
       } finally {
         this.#inProgress.delete(upload.sha256);
       }

@@ -1,6 +1,7 @@
 import type { ArticlesService, PluginRouter } from "@vellum/core";
 import { pathParam } from "@vellum/core";
 import type { MediaLibrary } from "./library.js";
+import { cleanupSchema, serveSchema, uploadSchema } from "./schemas.js";
 import { serveMedia } from "./serve.js";
 import type { MediaStore } from "./store.js";
 
@@ -19,11 +20,17 @@ export interface MediaRouteDeps {
  * (key and CSRF): `{removed, bytes_freed}`.
  */
 export function registerMediaRoutes(router: PluginRouter, deps: MediaRouteDeps): void {
-  router.post(UPLOAD_PATH, async (event) => {
-    const { created, item } = await deps.library.upload(event);
-    event.res.status = created ? 201 : 200;
-    return item;
+  router.post(
+    UPLOAD_PATH,
+    async (event) => {
+      const { created, item } = await deps.library.upload(event);
+      event.res.status = created ? 201 : 200;
+      return item;
+    },
+    { schema: uploadSchema },
+  );
+  router.get("/media/:file", (event) => serveMedia(event, deps.store, pathParam(event, "file")), {
+    schema: serveSchema,
   });
-  router.get("/media/:file", (event) => serveMedia(event, deps.store, pathParam(event, "file")));
-  router.post(CLEANUP_PATH, () => deps.library.cleanupOrphans(deps.articles()));
+  router.post(CLEANUP_PATH, () => deps.library.cleanupOrphans(deps.articles()), { schema: cleanupSchema });
 }

@@ -10,6 +10,7 @@ import { ReindexController } from "./reindex.js";
 import { reindexStatusHandler, startReindexHandler } from "./routes/admin.js";
 import { relatedHandler, suggestTagsHandler } from "./routes/ai.js";
 import { searchHandler } from "./routes/search.js";
+import { reindexStatusSchema, relatedSchema, searchSchema, startReindexSchema, suggestTagsSchema } from "./schemas.js";
 import type { SearchService } from "./service.js";
 import type { SearchTables } from "./tables.js";
 
@@ -94,12 +95,12 @@ export const search = definePlugin<SearchOptions, SearchTables>({
       options.rateLimit
         ? { rateLimit: { name, limit: options.rateLimit.limit, windowMs: options.rateLimit.windowMs } }
         : {};
+    const rateLimited = options.rateLimit !== false;
     const observe = registerMetrics(ctx);
-    ctx.router.get(
-      options.path,
-      searchHandler({ engine, observe, report: (error) => ctx.captureError(error) }),
-      limited("search"),
-    );
+    ctx.router.get(options.path, searchHandler({ engine, observe, report: (error) => ctx.captureError(error) }), {
+      ...limited("search"),
+      schema: searchSchema(rateLimited),
+    });
     const admin = {
       engine,
       controller,
@@ -107,12 +108,17 @@ export const search = definePlugin<SearchOptions, SearchTables>({
       report: (error: unknown) => ctx.captureError(error, { task: "reindex" }),
     };
     const adminMeta: RouteMeta = { auth: "key", csrf: false, apiKeyHeader: true };
-    ctx.router.post(options.reindexPath, startReindexHandler(admin), adminMeta);
-    ctx.router.get(options.reindexPath, reindexStatusHandler(admin), adminMeta);
-    ctx.router.get(`${options.aiPrefix}/related/:slug`, relatedHandler(engine), { feature: "ai", ...limited("ai") });
+    ctx.router.post(options.reindexPath, startReindexHandler(admin), { ...adminMeta, schema: startReindexSchema });
+    ctx.router.get(options.reindexPath, reindexStatusHandler(admin), { ...adminMeta, schema: reindexStatusSchema });
+    ctx.router.get(`${options.aiPrefix}/related/:slug`, relatedHandler(engine), {
+      feature: "ai",
+      ...limited("ai"),
+      schema: relatedSchema(rateLimited),
+    });
     ctx.router.post(`${options.aiPrefix}/suggest-tags`, suggestTagsHandler(engine), {
       feature: "ai",
       ...limited("ai"),
+      schema: suggestTagsSchema(rateLimited),
     });
 
     const service: SearchService = {

@@ -1,16 +1,16 @@
 import {
   ApiError,
-  type H3Event,
   intQuery,
   type JobStatus,
   type PluginQueue,
   type PluginRouter,
   readJsonBody,
   type RouteMeta,
-  validationFailed,
+  type Static,
 } from "@vellum/core";
 import { type DeliveryView, deliveryView } from "./deliveries.js";
 import { findReceiver, type Receiver } from "./receivers.js";
+import { deliveriesSchema, type ReplayBody, replaySchema } from "./schemas.js";
 
 export const DELIVERIES_PATH = "/admin/webhooks/deliveries";
 export const REPLAY_PATH = "/admin/webhooks/replay";
@@ -31,13 +31,6 @@ function receiverKey(receivers: readonly Receiver[], reference: string | null, f
   if (!receiver)
     throw new ApiError("not_found", `No configured receiver is named '${reference.slice(0, 200)}' (${field}).`);
   return receiver.url;
-}
-
-/** The body of a replay request: `{}` (or none) replays every dead delivery. */
-async function replayBody(event: H3Event): Promise<Record<string, unknown>> {
-  const length = event.req.headers.get("content-length");
-  if (event.req.headers.get("content-type") === null && (length === null || length === "0")) return {};
-  return readJsonBody(event);
 }
 
 /**
@@ -66,26 +59,20 @@ export function registerAdminRoutes(router: PluginRouter, deps: AdminRouteDeps):
       const next = jobs.length === limit ? (jobs.at(-1)?.id ?? null) : null;
       return { deliveries, next };
     },
-    ADMIN,
+    { ...ADMIN, schema: deliveriesSchema },
   );
 
   router.post(
     REPLAY_PATH,
     async (event) => {
-      const { id, receiver } = await replayBody(event);
-      const details = [];
-      if (id !== undefined && typeof id !== "string") details.push({ field: "id", message: "must be a delivery id" });
-      if (receiver !== undefined && typeof receiver !== "string") {
-        details.push({ field: "receiver", message: "must be a receiver's host or URL" });
-      }
-      if (details.length > 0) throw validationFailed(details);
-      const key = receiverKey(deps.receivers, (receiver as string | undefined) ?? null, "receiver");
+      const { id, receiver } = (await readJsonBody(event)) as Static<typeof ReplayBody>;
+      const key = receiverKey(deps.receivers, receiver ?? null, "receiver");
       const replayed = await deps.queue.replay({
-        ...(id === undefined ? {} : { ids: [id as string] }),
+        ...(id === undefined ? {} : { ids: [id] }),
         ...(key === undefined ? {} : { key }),
       });
       return { replayed };
     },
-    ADMIN,
+    { ...ADMIN, schema: replaySchema },
   );
 }

@@ -81,12 +81,32 @@ async function readWebCapped(request: Request, limit: number): Promise<Uint8Arra
   return Buffer.concat(chunks);
 }
 
+/** Whether the request says it carries a body: a `Content-Type`, a non-zero length or a chunked one. */
+export function hasBody(event: H3Event): boolean {
+  const headers = event.req.headers;
+  const length = headers.get("content-length");
+  return (
+    headers.get("content-type") !== null || (length !== null && length !== "0") || headers.has("transfer-encoding")
+  );
+}
+
 /**
  * Reads a JSON object body: `Content-Type` must be JSON (415), the body at most 2 MiB (413,
  * checked while streaming so an oversize body is never buffered whole), and it must parse to a
- * plain object (400 `invalid_json`).
+ * plain object (400 `invalid_json`). Read once per request: the kernel reads it to validate a
+ * route's `schema.body`, and the handler's own call gets the same object. On a route whose schema
+ * says `bodyOptional`, a request without a body reads as `{}`.
  */
 export async function readJsonBody(event: H3Event, limit = MAX_JSON_BYTES): Promise<Record<string, unknown>> {
+  const read = event.context.jsonBody as Record<string, unknown> | undefined;
+  if (read) return read;
+  if (event.context.bodyOptional === true && !hasBody(event)) return {};
+  const body = await parseJsonBody(event, limit);
+  event.context.jsonBody = body;
+  return body;
+}
+
+async function parseJsonBody(event: H3Event, limit: number): Promise<Record<string, unknown>> {
   if (!isJsonType(event.req.headers.get("content-type"))) {
     throw new ApiError("unsupported_media_type", "Send the body as application/json.");
   }

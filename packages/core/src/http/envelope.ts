@@ -6,9 +6,10 @@ export function errorResponse(
   code: ApiErrorCode,
   message: string,
   requestId: string,
-  options: { details?: ApiErrorDetail[]; headers?: Record<string, string> } = {},
+  options: { details?: ApiErrorDetail[]; headers?: Record<string, string>; prefix?: string } = {},
 ): Response {
-  const error: Record<string, unknown> = { code, message, request_id: requestId, docs: `/docs/api/errors#${code}` };
+  const docs = `${options.prefix ?? ""}/docs/api/errors#${code}`;
+  const error: Record<string, unknown> = { code, message, request_id: requestId, docs };
   if (options.details?.length) error.details = options.details;
   return new FastResponse(JSON.stringify({ error }), {
     status: API_ERROR_STATUS[code],

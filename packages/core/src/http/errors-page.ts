@@ -1,7 +1,14 @@
 import { API_ERROR_DESCRIPTIONS, API_ERROR_STATUS, type ApiErrorCode } from "../errors/api-error.js";
+import type { RouteSchema } from "./route-schema.js";
 import { HTML_CSP } from "./security-headers.js";
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+export const ERRORS_PAGE_SCHEMA: RouteSchema = {
+  summary: "Every error code, its status and meaning, as an HTML page",
+  tags: ["docs"],
+  response: { 200: { description: "An HTML page with an anchor per code", type: "text/html" } },
+};
 
 /** `/docs/api/errors`: one anchored entry per code, so `docs` links in error bodies resolve. */
 export function errorsPage(): Response {

@@ -1,6 +1,7 @@
 import { getCookie, type H3Event } from "h3";
 import { CSRF_COOKIE, type CsrfTokens } from "../security/csrf.js";
 import type { CorsPolicy } from "./cors.js";
+import { mountPrefix } from "./mount.js";
 import { requestId } from "./request-id.js";
 import type { RouteMeta } from "./routes.js";
 import { SECURITY_HEADERS } from "./security-headers.js";
@@ -56,7 +57,9 @@ export function kernelHeaders(
     const method = event.req.method;
     if (tokens && (method === "GET" || method === "HEAD") && !tokens.verify(getCookie(event, CSRF_COOKIE))) {
       const token = (event.context.csrfToken as string | undefined) ?? tokens.issue();
-      headers["set-cookie"] = `${CSRF_COOKIE}=${token}; Path=/; SameSite=Strict${deps.secureCookies ? "; Secure" : ""}`;
+      const path = mountPrefix(event) || "/";
+      headers["set-cookie"] =
+        `${CSRF_COOKIE}=${token}; Path=${path}; SameSite=Strict${deps.secureCookies ? "; Secure" : ""}`;
     }
   }
   return headers;

@@ -14,6 +14,7 @@ import type { CorsPolicy } from "./cors.js";
 import { codeForStatus, errorResponse } from "./envelope.js";
 import { isReply } from "./json.js";
 import { addResponseHeaders, kernelHeaders } from "./kernel-headers.js";
+import { mountPrefix } from "./mount.js";
 import type { RequestObserver } from "./observe.js";
 import { requestId, resolveRequestId } from "./request-id.js";
 import { effectiveAuth, matchedRoute, type RouteMeta, type RouteTable } from "./routes.js";
@@ -37,6 +38,8 @@ export interface PipelineDeps {
   logger: ConsolaInstance;
   observe: RequestObserver;
   secureCookies: boolean;
+  /** The path of `baseUrl`: the mount prefix when the host does not tell (see `mountPrefix`). */
+  basePath: string;
   debug: boolean;
   reportError(error: unknown, event: H3Event): void;
   bus: VellumHookBus;
@@ -190,6 +193,7 @@ export function createPipeline(deps: PipelineDeps) {
   function onRequest(event: H3Event): void {
     event.context.requestId = resolveRequestId(event.req.headers.get("x-request-id"));
     event.context.startedAt = performance.now();
+    if (deps.basePath) event.context.basePath = deps.basePath;
     if (proxyHint.pending && deps.trustProxy.description === false) {
       proxyHint.check(socketAddress(event), event.req.headers.get("x-forwarded-for"));
     }
@@ -210,15 +214,17 @@ export function createPipeline(deps: PipelineDeps) {
           : undefined;
     if (api) {
       const headers = { ...api.headers, ...base };
-      return observed(event, errorResponse(api.code, api.message, id, { details: api.details, headers }));
+      const options = { details: api.details, headers, prefix: mountPrefix(event) };
+      return observed(event, errorResponse(api.code, api.message, id, options));
     }
     if (HTTPError.isError(error) && !error.unhandled && error.status < 500) {
       const message = error.message || "The request was not accepted.";
-      return observed(event, errorResponse(codeForStatus(error.status), message, id, { headers: base }));
+      const options = { headers: base, prefix: mountPrefix(event) };
+      return observed(event, errorResponse(codeForStatus(error.status), message, id, options));
     }
     deps.reportError(original, event);
     const message = deps.debug && original instanceof Error ? original.message : "An unexpected error occurred.";
-    return observed(event, errorResponse("internal_error", message, id, { headers: base }));
+    return observed(event, errorResponse("internal_error", message, id, { headers: base, prefix: mountPrefix(event) }));
   }
 
   /** For routes that check the key themselves: counts failures and honours lockouts like writes do. */

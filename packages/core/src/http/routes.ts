@@ -2,7 +2,9 @@ import type { H3, H3Event } from "h3";
 import { addRoute, createRouter, findRoute } from "rou3";
 import { CoreErrors } from "../errors/vellum-error.js";
 import type { RateLimitRule } from "../security/rate-limit.js";
+import type { RouteSchema } from "./route-schema.js";
 import type { Shortcut, Shortcuts } from "./shortcuts.js";
+import { validatingHandler } from "./validate.js";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 export type RouteHandler = (event: H3Event) => unknown;
@@ -33,6 +35,11 @@ export interface RouteMeta {
    * showed it. The route's owner names the same tags in the events of its changes.
    */
   cacheTags?: (event: H3Event) => string[];
+  /**
+   * What the route accepts and answers: the kernel validates its query and JSON body before the
+   * handler runs, and the OpenAPI document is generated from it.
+   */
+  schema?: RouteSchema;
   [key: string]: unknown;
 }
 
@@ -82,7 +89,8 @@ export class RouteTable {
     methods.set(method, record);
     if (!shared) addRoute(this.#byPath, "", path, methods);
     this.#records.push(record);
-    this.#app.on(method, path, handler, { meta: { ...meta, plugin } });
+    const checked = meta.schema ? validatingHandler(meta.schema, handler) : handler;
+    this.#app.on(method, path, checked, { meta: { ...meta, plugin } });
   }
 
   /** Methods allowed on a path, or an empty list when no route has that path. */

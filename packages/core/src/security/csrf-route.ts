@@ -1,4 +1,5 @@
 import { getCookie } from "h3";
+import { Type } from "typebox";
 import { json } from "../http/json.js";
 import type { RouteTable } from "../http/routes.js";
 import { CSRF_COOKIE, type CsrfTokens } from "./csrf.js";
@@ -20,6 +21,18 @@ export function registerCsrfRoute(routes: RouteTable, tokens: () => CsrfTokens |
       event.context.csrfToken = token;
       return json({ token }, { headers: { "cache-control": "no-store" } });
     },
-    { csrfCookie: true },
+    {
+      csrfCookie: true,
+      schema: {
+        summary: "The CSRF token to send back in X-CSRF-Token with the svc_csrf cookie",
+        tags: ["security"],
+        response: {
+          200: {
+            description: "The token; a new one is also set as the `svc_csrf` cookie when the request had no valid one",
+            body: Type.Object({ token: Type.String() }),
+          },
+        },
+      },
+    },
   );
 }

@@ -6,6 +6,7 @@ import { ArticleErrors } from "../errors.js";
 import type { ArticleStore } from "../store.js";
 import type { Db } from "../tables.js";
 import { parseTagQuery } from "../validation.js";
+import { getSchema, listSchema } from "./schemas.js";
 
 export interface ReadRouteDeps {
   prefix: string;
@@ -35,7 +36,7 @@ export function registerReadRoutes(router: PluginRouter, deps: ReadRouteDeps): v
       const next_cursor = docs.length > limit && last ? deps.cursor().encode(summaryId(last), tag) : null;
       return rawJson(`{"articles":[${page.join(",")}],"next_cursor":${JSON.stringify(next_cursor)}}`);
     },
-    { cacheTags: listPageTags },
+    { cacheTags: listPageTags, schema: listSchema },
   );
 
   router.get(
@@ -53,6 +54,6 @@ export function registerReadRoutes(router: PluginRouter, deps: ReadRouteDeps): v
       if (article === undefined) throw ArticleErrors.notFound();
       return rawJson(article);
     },
-    { cacheTags: (event) => [articleTag(pathParam(event, "slug"))] },
+    { cacheTags: (event) => [articleTag(pathParam(event, "slug"))], schema: getSchema },
   );
 }

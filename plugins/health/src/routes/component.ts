@@ -2,6 +2,7 @@ import { ApiError, pathParam } from "@vellum/core";
 import type { ComponentResult } from "../checks/components.js";
 import type { Inspector } from "../inspector.js";
 import { json } from "../respond.js";
+import { componentSchema } from "./schemas.js";
 
 /** `{status, state, ...detail}`: `status` is `ok` or `degraded`, `state` the reported state. */
 function componentBody(result: ComponentResult) {
@@ -26,6 +27,6 @@ export function registerComponentRoute(inspector: Inspector): void {
       if (inspector.options.expect.includes(name)) return json({ status: "absent", state: "absent" });
       throw new ApiError("not_found", "No health component has this name.");
     },
-    { auth: "none" },
+    { auth: "none", schema: componentSchema },
   );
 }

@@ -2,6 +2,7 @@ import { storageBody } from "../checks/storage.js";
 import type { Inspector } from "../inspector.js";
 import { json } from "../respond.js";
 import type { WalUpkeep } from "../wal-upkeep.js";
+import { databaseSchema, storageSchema, workersSchema } from "./schemas.js";
 
 const plain = { auth: "none" } as const;
 
@@ -23,7 +24,7 @@ export function registerComponentRoutes(inspector: Inspector, upkeep: WalUpkeep)
       };
       return json(body, db.state === "ok" ? 200 : 503);
     },
-    plain,
+    { ...plain, schema: databaseSchema },
   );
 
   ctx.router.get(
@@ -33,7 +34,7 @@ export function registerComponentRoutes(inspector: Inspector, upkeep: WalUpkeep)
       const { state, ...rest } = queue;
       return json({ status: state, ...rest }, state === "unavailable" ? 503 : 200);
     },
-    plain,
+    { ...plain, schema: workersSchema },
   );
 
   ctx.router.get(
@@ -43,6 +44,6 @@ export function registerComponentRoutes(inspector: Inspector, upkeep: WalUpkeep)
       const failing = storage.status === "full" || storage.status === "unavailable";
       return json(storageBody(storage), failing ? 503 : 200);
     },
-    plain,
+    { ...plain, schema: storageSchema },
   );
 }

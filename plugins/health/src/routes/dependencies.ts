@@ -2,6 +2,7 @@ import { isFault } from "../checks/state.js";
 import { storageBody } from "../checks/storage.js";
 import { componentStates, type Inspector } from "../inspector.js";
 import { json } from "../respond.js";
+import { dependenciesSchema } from "./schemas.js";
 
 /**
  * `/health/dependencies`: this plugin's own checks, then the expected components (`absent` until
@@ -28,6 +29,6 @@ export function registerDependenciesRoute(inspector: Inspector): void {
       const degraded = Object.values(componentStates(o, inspector.options.expect)).some(isFault);
       return json({ status: degraded ? "degraded" : "ok", dependencies });
     },
-    { auth: "none" },
+    { auth: "none", schema: dependenciesSchema },
   );
 }

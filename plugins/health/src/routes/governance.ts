@@ -3,6 +3,7 @@ import { ethics } from "../checks/ethics.js";
 import { security } from "../checks/security.js";
 import type { Inspector } from "../inspector.js";
 import { json } from "../respond.js";
+import { aiSchema, ethicsSchema, migrationsSchema, securitySchema } from "./schemas.js";
 
 const plain = { auth: "none" } as const;
 
@@ -16,7 +17,7 @@ export function registerGovernanceRoutes(inspector: Inspector): void {
       const { state, ...rest } = await inspector.migrations();
       return json({ status: state, ...rest }, state === "unavailable" ? 503 : 200);
     },
-    plain,
+    { ...plain, schema: migrationsSchema },
   );
 
   ctx.router.get(
@@ -34,10 +35,13 @@ export function registerGovernanceRoutes(inspector: Inspector): void {
         }),
       );
     },
-    plain,
+    { ...plain, schema: ethicsSchema },
   );
 
-  ctx.router.get("/health/security", async () => json(await security(ctx.kernel)), plain);
+  ctx.router.get("/health/security", async () => json(await security(ctx.kernel)), {
+    ...plain,
+    schema: securitySchema,
+  });
 
   ctx.router.get(
     "/health/ai",
@@ -49,6 +53,6 @@ export function registerGovernanceRoutes(inspector: Inspector): void {
       });
       return json(body, body.status === "unavailable" ? 503 : 200);
     },
-    plain,
+    { ...plain, schema: aiSchema },
   );
 }

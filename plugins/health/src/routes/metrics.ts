@@ -1,5 +1,6 @@
 import { ApiError, isLoopback, text } from "@vellum/core";
 import type { Inspector } from "../inspector.js";
+import { metricsSchema } from "./schemas.js";
 
 /**
  * `/metrics` in Prometheus text format. Loopback clients (as the trust-proxy rule sees them) and
@@ -28,6 +29,6 @@ export function registerMetricsRoute(inspector: Inspector): void {
         headers: { "content-type": registry.contentType, "cache-control": "no-store" },
       });
     },
-    { auth: "none" },
+    { auth: "none", schema: metricsSchema },
   );
 }

@@ -1,6 +1,7 @@
 import { type ComponentState, isFault } from "../checks/state.js";
 import { componentStates, type Inspector } from "../inspector.js";
 import { json } from "../respond.js";
+import { healthSchema, liveSchema, readySchema } from "./schemas.js";
 
 /** The same entries with their keys in alphabetical order, so the body does not depend on plugin order. */
 const byName = <V>(record: Record<string, V>): Record<string, V> =>
@@ -30,10 +31,10 @@ export function registerProbeRoutes(inspector: Inspector): void {
         ...(degraded ? { components } : {}),
       });
     },
-    probe,
+    { ...probe, schema: healthSchema },
   );
 
-  ctx.router.get("/health/live", () => json({ live: true }), probe);
+  ctx.router.get("/health/live", () => json({ live: true }), { ...probe, schema: liveSchema });
 
   ctx.router.get(
     "/health/ready",
@@ -49,6 +50,6 @@ export function registerProbeRoutes(inspector: Inspector): void {
       const ready = state === "ready" && Object.values(checks).every((s) => s !== "unavailable");
       return json({ ready, state, checks: byName(checks) }, ready ? 200 : 503);
     },
-    probe,
+    { ...probe, schema: readySchema },
   );
 }

@@ -1,6 +1,5 @@
 import {
   ApiError,
-  type ApiErrorDetail,
   checkSlug,
   intQuery,
   pathParam,
@@ -10,12 +9,8 @@ import {
 } from "@vellum/core";
 import { IndexUnavailableError } from "../engine/fts5/engine.js";
 import type { SearchEngine } from "../engine/types.js";
+import { MAX_SUGGESTIONS, type SuggestTagsInput } from "../schemas.js";
 import { htmlToText } from "../text/html-to-text.js";
-
-const MAX_TITLE = 300;
-const MAX_CONTENT = 1024 * 1024;
-const MAX_TAGS = 20;
-const MAX_SUGGESTIONS = 20;
 
 async function orUnavailable<T>(work: Promise<T>): Promise<T> {
   try {
@@ -39,41 +34,15 @@ export function relatedHandler(engine: SearchEngine): RouteHandler {
   };
 }
 
-interface SuggestInput {
-  title: string;
-  content: string;
-  tags: string[];
-  limit: number;
-}
-
-function readSuggestInput(body: Record<string, unknown>): SuggestInput {
-  const details: ApiErrorDetail[] = [];
-  const text = (field: "title" | "content", max: number) => {
-    const value = body[field];
-    if (value === undefined) return "";
-    if (typeof value !== "string") details.push({ field, message: "must be a string" });
-    else if (value.length > max) details.push({ field, message: `must be at most ${max} characters` });
-    else return value;
-    return "";
-  };
-  const title = text("title", MAX_TITLE);
-  const content = text("content", MAX_CONTENT);
-  let tags: string[] = [];
-  if (body.tags !== undefined) {
-    if (!Array.isArray(body.tags) || body.tags.length > MAX_TAGS || !body.tags.every((t) => typeof t === "string")) {
-      details.push({ field: "tags", message: `must be an array of at most ${MAX_TAGS} strings` });
-    } else tags = body.tags as string[];
+/**
+ * The suggest-tags body, which the kernel has checked against `suggestTagsSchema` (types, lengths,
+ * `limit`), with its defaults. What a schema cannot say is checked here: some text to work on.
+ */
+function readSuggestInput(body: SuggestTagsInput): Required<SuggestTagsInput> {
+  const { title = "", content = "", tags = [], limit = 5 } = body;
+  if (title.trim() === "" && content.trim() === "") {
+    throw validationFailed([{ field: "content", message: "title or content is required" }]);
   }
-  let limit = 5;
-  if (body.limit !== undefined) {
-    if (!Number.isInteger(body.limit) || (body.limit as number) < 1 || (body.limit as number) > MAX_SUGGESTIONS) {
-      details.push({ field: "limit", message: `must be an integer from 1 to ${MAX_SUGGESTIONS}` });
-    } else limit = body.limit as number;
-  }
-  if (details.length === 0 && title.trim() === "" && content.trim() === "") {
-    details.push({ field: "content", message: "title or content is required" });
-  }
-  if (details.length > 0) throw validationFailed(details);
   return { title, content, tags, limit };
 }
 
@@ -83,7 +52,7 @@ function readSuggestInput(body: Record<string, unknown>): SuggestInput {
  */
 export function suggestTagsHandler(engine: SearchEngine): RouteHandler {
   return async (event) => {
-    const input = readSuggestInput(await readJsonBody(event));
+    const input = readSuggestInput((await readJsonBody(event)) as SuggestTagsInput);
     const text = { title: input.title, body: htmlToText(input.content) };
     const tags = await orUnavailable(engine.suggestTags(text, input.limit, input.tags));
     return { tags };

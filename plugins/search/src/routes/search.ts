@@ -1,11 +1,12 @@
-import { ApiError, intQuery, type RouteHandler } from "@vellum/core";
+import { intQuery, type RouteHandler } from "@vellum/core";
 import { IndexUnavailableError } from "../engine/fts5/engine.js";
 import type { PlanKind, SearchEngine, SearchHit } from "../engine/types.js";
 import { failureReason, SearchErrors } from "../errors.js";
+import { MAX_LIMIT, MAX_OFFSET } from "../schemas.js";
 
-export const MAX_QUERY_LENGTH = 256;
-export const MAX_OFFSET = 10_000;
+export { MAX_OFFSET, MAX_QUERY_LENGTH } from "../schemas.js";
 
+/** The body of `GET /api/v1/search`, as `searchSchema` declares it. */
 export interface SearchResponseBody {
   results: SearchHit[];
   total: number;
@@ -22,25 +23,16 @@ export interface SearchRouteDeps {
   report(error: Error): void;
 }
 
-/** `q`: 1 to 256 characters (code points). The value is never echoed in the error. */
-function readQuery(event: Parameters<RouteHandler>[0]): string {
-  const q = event.url.searchParams.get("q");
-  const length = q === null ? 0 : [...q].length;
-  if (q === null || length < 1 || length > MAX_QUERY_LENGTH) {
-    throw new ApiError("invalid_parameter", `q must be 1 to ${MAX_QUERY_LENGTH} characters.`);
-  }
-  return q;
-}
-
 /**
  * `GET /api/v1/search?q=&limit=&offset=` (contract §6). The query is used for this response only:
  * it is not logged, counted by value, cached or written anywhere, and errors never quote it.
  * When the index is missing or unusable the answer is `200` with no results and `degraded: true`.
+ * The kernel has checked `q` against `searchSchema` (1 to 256 code points) before this runs.
  */
 export function searchHandler(deps: SearchRouteDeps): RouteHandler {
   return async (event) => {
-    const q = readQuery(event);
-    const limit = intQuery(event, "limit", { min: 1, max: 100, fallback: 20 });
+    const q = event.url.searchParams.get("q") ?? "";
+    const limit = intQuery(event, "limit", { min: 1, max: MAX_LIMIT, fallback: 20 });
     const offset = intQuery(event, "offset", { min: 0, max: MAX_OFFSET, fallback: 0 });
     event.res.headers.set("cache-control", "no-store");
     const started = performance.now();
