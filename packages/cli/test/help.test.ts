@@ -32,8 +32,34 @@ beforeAll(async () => {
 
 afterAll(() => rmSync(cwd, { recursive: true, force: true }));
 
+/**
+ * Children run at most this many at a time: the tests below ask for dozens of help pages at once,
+ * and on a loaded 2-core machine that many Node processes starting together would each take longer
+ * than the kill timer, which starts only when a child is spawned.
+ */
+const MAX_CHILDREN = 4;
+/** Each block starts some 40 children in all (about a second of CPU each), so its tests wait their turn. */
+const BLOCK_TIMEOUT_MS = 120_000;
+let running = 0;
+const waiting: Array<() => void> = [];
+
+async function inTurn<T>(work: () => Promise<T>): Promise<T> {
+  if (running >= MAX_CHILDREN) await new Promise<void>((resolve) => waiting.push(resolve));
+  running++;
+  try {
+    return await work();
+  } finally {
+    running--;
+    waiting.shift()?.();
+  }
+}
+
 /** Runs the binary with only PATH (and `env`) in its environment: no inherited NO_COLOR, FORCE_COLOR, CI or TERM. */
 function vellum(args: string[], env: NodeJS.ProcessEnv = {}, dir = cwd): Promise<Result> {
+  return inTurn(() => spawnVellum(args, env, dir));
+}
+
+function spawnVellum(args: string[], env: NodeJS.ProcessEnv, dir: string): Promise<Result> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
       cwd: dir,
@@ -62,7 +88,7 @@ function rows(page: string, heading: string): string[] {
   return lines.slice(start + 1, end === -1 ? undefined : end).map((line) => line.trim().split(/ {2,}/, 1)[0] ?? "");
 }
 
-describe.concurrent("vellum --help and vellum help <command> (the built binary)", () => {
+describe.concurrent("vellum --help and vellum help <command> (the built binary)", { timeout: BLOCK_TIMEOUT_MS }, () => {
   it("knows the default plugins' commands (so the tests below cover them)", () => {
     expect(pluginCommands.map((command) => command.name)).toEqual(
       expect.arrayContaining(["cache replay", "reindex", "webhooks replay"]),
@@ -191,7 +217,7 @@ describe.concurrent("vellum --help and vellum help <command> (the built binary)"
   });
 });
 
-describe.concurrent("colour (the built binary, output piped)", () => {
+describe.concurrent("colour (the built binary, output piped)", { timeout: BLOCK_TIMEOUT_MS }, () => {
   const hasEscape = (text: string) => text.includes(ESC);
 
   it("writes no escape code into a pipe by default, nor with NO_COLOR, nor with FORCE_COLOR=0 or false", async () => {

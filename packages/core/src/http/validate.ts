@@ -1,6 +1,6 @@
 import type { H3Event } from "h3";
-import { Compile } from "typebox/compile";
 import type { TSchema } from "typebox";
+import type * as TypeBoxCompile from "typebox/compile";
 import type { TLocalizedValidationError } from "typebox/error";
 import {
   API_ERROR_DESCRIPTIONS,
@@ -144,35 +144,41 @@ function declaredQuery(event: H3Event, properties: Record<string, Record<string,
 }
 
 /**
+ * TypeBox's compiler, loaded on the first request that needs a validator: it is most of TypeBox's
+ * import time, which a start (and every CLI command) would otherwise pay.
+ */
+let compiler: Promise<typeof TypeBoxCompile> | undefined;
+const loadCompiler = () => (compiler ??= import("typebox/compile"));
+
+type Validator = ReturnType<typeof TypeBoxCompile.Compile>;
+
+/**
  * Wraps a route's handler so that its declared `query` and JSON `body` are checked before it
  * runs. Query values arrive as text and are read as their declared types first (`limit=5` is the
- * integer 5); the handler still reads them from the URL, now known to be valid.
+ * integer 5); the handler still reads them from the URL, now known to be valid. The validators
+ * are compiled once, on the route's first request.
  */
 export function validatingHandler(schema: RouteSchema, handler: Handler): Handler {
-  const query = schema.query && {
-    properties: schema.query.properties as Record<string, Record<string, unknown>>,
-    check: Compile(schema.query),
-  };
-  const body = schema.body && { schema: schema.body, check: Compile(schema.body) };
-  const checkQuery = (event: H3Event) => {
-    if (!query) return;
-    const values = declaredQuery(event, query.properties);
-    const first = query.check.Check(values) ? undefined : details(query.check.Errors(values))[0];
-    if (first) throw new ApiError("invalid_parameter", `${first.field} ${first.message}.`);
-  };
-  if (!body) {
-    return query
-      ? (event) => {
-          checkQuery(event);
-          return handler(event);
-        }
-      : handler;
-  }
+  if (!schema.query && !schema.body) return handler;
+  const properties = (schema.query?.properties ?? {}) as Record<string, Record<string, unknown>>;
+  let compiled: Promise<{ query?: Validator; body?: Validator }> | undefined;
+  const validators = () =>
+    (compiled ??= loadCompiler().then(({ Compile }) => ({
+      query: schema.query && Compile(schema.query),
+      body: schema.body && Compile(schema.body),
+    })));
   return async (event) => {
-    checkQuery(event);
-    if (schema.bodyOptional) event.context.bodyOptional = true;
-    const value = await readJsonBody(event);
-    if (!body.check.Check(value)) throw bodyError(body.schema, body.check.Errors(value));
+    const { query, body } = await validators();
+    if (query) {
+      const values = declaredQuery(event, properties);
+      const first = query.Check(values) ? undefined : details(query.Errors(values))[0];
+      if (first) throw new ApiError("invalid_parameter", `${first.field} ${first.message}.`);
+    }
+    if (body && schema.body) {
+      if (schema.bodyOptional) event.context.bodyOptional = true;
+      const value = await readJsonBody(event);
+      if (!body.Check(value)) throw bodyError(schema.body, body.Errors(value));
+    }
     return handler(event);
   };
 }
