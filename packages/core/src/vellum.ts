@@ -257,6 +257,7 @@ export function createVellum(input: VellumConfig): Vellum {
     const outcome = await migrate();
     if (outcome.error) throw outcome.error;
     await lifecycle.run("start", order);
+    await routes.prepareValidators();
     requireInit(queue, "queue").start();
     scheduler.start();
     state = "ready";

@@ -4,7 +4,7 @@ import { CoreErrors } from "../errors/vellum-error.js";
 import type { RateLimitRule } from "../security/rate-limit.js";
 import type { RouteSchema } from "./route-schema.js";
 import type { Shortcut, Shortcuts } from "./shortcuts.js";
-import { validatingHandler } from "./validate.js";
+import { type ValidatingHandler, validatingHandler } from "./validate.js";
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 export type RouteHandler = (event: H3Event) => unknown;
@@ -74,6 +74,7 @@ export class RouteTable {
   readonly #app: H3;
   readonly #byPath = createRouter<Map<string, RouteRecord>>();
   readonly #records: RouteRecord[] = [];
+  readonly #validating: ValidatingHandler[] = [];
 
   constructor(app: H3) {
     this.#app = app;
@@ -89,7 +90,8 @@ export class RouteTable {
     methods.set(method, record);
     if (!shared) addRoute(this.#byPath, "", path, methods);
     this.#records.push(record);
-    const checked = meta.schema ? validatingHandler(meta.schema, handler) : handler;
+    const checked: ValidatingHandler = meta.schema ? validatingHandler(meta.schema, handler) : handler;
+    if (checked.prepare) this.#validating.push(checked);
     this.#app.on(method, path, checked, { meta: { ...meta, plugin } });
   }
 
@@ -100,6 +102,11 @@ export class RouteTable {
     const methods = [...match.data.keys()];
     if (methods.includes("GET")) methods.push("HEAD");
     return methods;
+  }
+
+  /** Compiles every route's validators (at ready, so no first request waits for it; a bad schema fails the start). */
+  async prepareValidators(): Promise<void> {
+    await Promise.all(this.#validating.map((handler) => handler.prepare?.()));
   }
 
   list(): readonly RouteRecord[] {

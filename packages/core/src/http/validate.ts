@@ -152,13 +152,17 @@ const loadCompiler = () => (compiler ??= import("typebox/compile"));
 
 type Validator = ReturnType<typeof TypeBoxCompile.Compile>;
 
+/** A handler that validates first; `prepare()` compiles its validators ahead of its first request. */
+export type ValidatingHandler = Handler & { prepare?: () => Promise<void> };
+
 /**
  * Wraps a route's handler so that its declared `query` and JSON `body` are checked before it
  * runs. Query values arrive as text and are read as their declared types first (`limit=5` is the
  * integer 5); the handler still reads them from the URL, now known to be valid. The validators
- * are compiled once, on the route's first request.
+ * are compiled once, by `prepare()` when Vellum goes ready (not when a CLI command only loads the
+ * plugins), or else on the route's first request.
  */
-export function validatingHandler(schema: RouteSchema, handler: Handler): Handler {
+export function validatingHandler(schema: RouteSchema, handler: Handler): ValidatingHandler | Handler {
   if (!schema.query && !schema.body) return handler;
   const properties = (schema.query?.properties ?? {}) as Record<string, Record<string, unknown>>;
   let compiled: Promise<{ query?: Validator; body?: Validator }> | undefined;
@@ -167,7 +171,7 @@ export function validatingHandler(schema: RouteSchema, handler: Handler): Handle
       query: schema.query && Compile(schema.query),
       body: schema.body && Compile(schema.body),
     })));
-  return async (event) => {
+  const validating: ValidatingHandler = async (event) => {
     const { query, body } = await validators();
     if (query) {
       const values = declaredQuery(event, properties);
@@ -181,4 +185,8 @@ export function validatingHandler(schema: RouteSchema, handler: Handler): Handle
     }
     return handler(event);
   };
+  validating.prepare = async () => {
+    await validators();
+  };
+  return validating;
 }
