@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -13,6 +14,9 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: "forks",
+    // Vitest's default leaves one core free, which runs a 2-core machine's suite one file at a time;
+    // most files wait on child processes, servers and the disk, so every core runs a file.
+    maxWorkers: availableParallelism(),
     reporters: ["default"],
   },
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { JobRecord } from "../src/queue/types.js";
 import { queueTestbed } from "./helpers/queue-testbed.js";
-import { waitFor } from "./helpers/wait.js";
+import { sleep, waitFor } from "./helpers/wait.js";
 
 const { setup } = queueTestbed();
 
@@ -88,6 +88,28 @@ describe("at-least-once queues: concurrent deliveries, one at a time per key", (
     // B never waited for A's retries.
     expect(log.indexOf("B:2")).toBeLessThan(log.indexOf("A:1"));
   });
+
+  it.each(["at-least-once", "transactional"] as const)(
+    "%s: a retry due before the next poll runs when it is due, not at the poll",
+    async (mode) => {
+      const { db, queue, process } = await setup();
+      let attempts = 0;
+      const handler = async () => {
+        attempts++;
+        // Fails after the loop has gone to sleep, as a delivery over the network does.
+        await sleep(30);
+        if (attempts < 4) throw new Error("not yet");
+      };
+      const options = { pollMs: 60_000, backoffMs: () => 20, maxAttempts: 5 };
+      if (mode === "at-least-once") process("hooks", handler, { ...options, mode });
+      else process("hooks", handler, { ...options, mode });
+      const job = await queue.enqueue(db, "hooks", "deliver", {}, "A");
+      queue.start();
+      // Three retries at the 60 s poll would take three minutes; each is due 20 ms after its failure.
+      await waitFor(async () => (await queue.get(job.id))?.status === "applied", 5_000);
+      expect(attempts).toBe(4);
+    },
+  );
 
   it("passes the error to the backoff, keeps what the handler resolved to, and stops only after deliveries in flight", async () => {
     const { db, queue, process } = await setup();

@@ -77,7 +77,10 @@ export class QueueWorker {
   #loop: Promise<void> | undefined;
   #stopped = true;
   #notified = false;
+  /** Ends the loop's sleep; set while it sleeps, until `#wakeAt` (Unix ms). */
   #wake: (() => void) | undefined;
+  #wakeAt = Number.POSITIVE_INFINITY;
+  #timer: NodeJS.Timeout | undefined;
 
   constructor(
     queue: string,
@@ -151,15 +154,31 @@ export class QueueWorker {
 
   #sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
+      this.#wake = () => {
+        clearTimeout(this.#timer);
         this.#wake = undefined;
+        this.#wakeAt = Number.POSITIVE_INFINITY;
         resolve();
       };
-      const timer = setTimeout(done, ms);
-      timer.unref();
-      this.#wake = done;
+      this.#wakeBy(Date.now() + ms);
     });
+  }
+
+  /**
+   * Makes the loop look again by `at` (Unix ms): a retry due sooner than the loop's next look
+   * (the poll) moves that look forward; during a look, the loop looks once more right after it.
+   */
+  #wakeBy(at: number): void {
+    const wake = this.#wake;
+    if (wake === undefined) {
+      this.#notified = true;
+      return;
+    }
+    if (at >= this.#wakeAt) return;
+    clearTimeout(this.#timer);
+    this.#wakeAt = at;
+    this.#timer = setTimeout(wake, Math.max(0, at - Date.now()));
+    this.#timer.unref();
   }
 
   /** Applies the due jobs (or starts their deliveries); returns how long to wait before looking again. */
@@ -333,5 +352,6 @@ export class QueueWorker {
     this.#shared.logger.warn(
       `job ${job.id} (${job.type}) on queue '${this.#queue}' failed (attempt ${job.attempts} of ${this.#maxAttempts}); retrying in ${retryInMs} ms: ${errorMessage(error)}`,
     );
+    this.#wakeBy(Date.now() + retryInMs);
   }
 }
