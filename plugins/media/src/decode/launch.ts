@@ -17,6 +17,16 @@ const PERMISSION_FLAG = process.allowedNodeEnvironmentFlags.has("--permission")
   ? "--permission"
   : "--experimental-permission";
 
+/**
+ * No JIT in the child: Node 24's V8 reserves a 512 MB code range at start, which counts against
+ * `ulimit -d`, so under a cap below about 580 MB it could not even start; a JIT-less V8 reserves
+ * none. The child's JavaScript is a few calls into sharp, whose work is native, and no JIT also
+ * means no writable executable pages in the process that parses hostile files. On Node 20 and 22,
+ * `--jitless` prints a warning that it turns WebAssembly off unless that is asked for as well;
+ * Node 24 turns it off silently and refuses the flag.
+ */
+const JIT_FLAGS = Number(process.versions.node.split(".")[0]) >= 24 ? ["--jitless"] : ["--jitless", "--no-expose-wasm"];
+
 /** How to spawn one decoder child. */
 export interface ChildCommand {
   file: string;
@@ -37,7 +47,7 @@ function moduleFolders(): string[] {
 /**
  * The command that starts a decoder child, confined as far as Node 20 and a plain shell allow:
  * - memory: `/bin/sh` sets `ulimit -d` to `memoryMb` and turns core dumps off, then execs Node with
- *   `--max-old-space-size` = `memoryMb`. RLIMIT_DATA counts what is writable and private (the V8 heap,
+ *   `--max-old-space-size` = `memoryMb` and without a JIT (`JIT_FLAGS`). RLIMIT_DATA counts what is writable and private (the V8 heap,
  *   malloc, thread stacks, libvips' pixel buffers), not address space merely reserved, so unlike `ulimit -v`
  *   it need not cover the 0.8 to 1.4 GB that V8, glibc and libvips reserve up front; Node and sharp use
  *   about 95 MB of it at rest. An allocation over it fails: libvips reports it (`memory`), or the child
@@ -57,6 +67,7 @@ export function decoderCommand(workDir: string, limits: DecodeLimits): ChildComm
   const reads = [CHILD_DIR, ...moduleFolders(), workDir].map((path) => `--allow-fs-read=${path}`);
   const node = [
     `--max-old-space-size=${limits.memoryMb}`,
+    ...JIT_FLAGS,
     PERMISSION_FLAG,
     "--allow-addons",
     ...reads,
