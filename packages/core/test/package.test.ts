@@ -68,6 +68,7 @@ describe("public exports", () => {
         "sql",
         "text",
         "trustEntryProblem",
+        "ulidFactory",
         "validationFailed",
         "walkFiles",
       ]

@@ -1,8 +1,7 @@
 import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { ArticlesService, H3Event, StorageQuotaService, VellumPluginContext } from "@vellum/core";
-import { ApiError, publicPath } from "@vellum/core";
-import { ulid } from "ulidx";
+import { ApiError, publicPath, ulidFactory } from "@vellum/core";
 import type { DecodeResult, DecoderPool } from "./decode/index.js";
 import { DecodeError } from "./decode/index.js";
 import type { MediaOptions } from "./options.js";
@@ -11,6 +10,8 @@ import { MIME_OF, type MediaKind, sniffKind } from "./sniff.js";
 import type { MediaStore } from "./store.js";
 import type { MediaItemsTable, MediaTables } from "./tables.js";
 import { receiveUpload } from "./upload.js";
+
+const nextMediaId = ulidFactory();
 
 /** A media item as the API shows it (contract §6). */
 export interface MediaItem {
@@ -122,7 +123,7 @@ export class MediaLibrary {
         `The file is not an accepted type (jpeg, png, gif, webp, svg${this.#options.allowPdf ? ", pdf" : ""}).`,
       );
     }
-    const id = ulid();
+    const id = nextMediaId();
     const file = `${id}.${kind === "pdf" ? "pdf" : "webp"}`;
     const output = join(this.#deps.workDir, `output-${file}`);
     try {

@@ -4,9 +4,10 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { ApiError, type H3Event, requestBodyStream, validationFailed } from "@vellum/core";
+import { ApiError, type H3Event, requestBodyStream, ulidFactory, validationFailed } from "@vellum/core";
 import busboy from "busboy";
-import { ulid } from "ulidx";
+
+const nextUploadId = ulidFactory();
 
 /** An upload received whole into a temporary file. */
 export interface ReceivedUpload {
@@ -60,7 +61,7 @@ export async function receiveUpload(event: H3Event, dir: string, limit: UploadLi
   } catch {
     throw new ApiError("unsupported_media_type", "The multipart/form-data boundary is missing or malformed.");
   }
-  const path = join(dir, `upload-${ulid()}`);
+  const path = join(dir, `upload-${nextUploadId()}`);
   const source = requestBodyStream(event);
   try {
     return await new Promise<ReceivedUpload>((resolve, reject) => {

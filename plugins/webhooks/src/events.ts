@@ -1,5 +1,4 @@
-import type { ArticleRecord } from "@vellum/core";
-import { monotonicFactory } from "ulidx";
+import { type ArticleRecord, ulidFactory } from "@vellum/core";
 
 export type WebhookEventType = "article.created" | "article.updated" | "article.deleted";
 
@@ -18,7 +17,7 @@ export interface WebhookEvent {
   createdAt: string;
 }
 
-const nextEventId = monotonicFactory();
+const nextEventId = ulidFactory();
 
 /**
  * The event of a committed change (contract §7): `{"id","type","created_at","data":{"article"}}`,

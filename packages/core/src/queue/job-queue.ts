@@ -1,11 +1,10 @@
 import type { ConsolaInstance } from "consola";
 import { sql } from "kysely";
-import { monotonicFactory } from "ulidx";
 import { PreparedQuery } from "../db/prepared.js";
 import type { AnyDb, AnyTransaction, JobsTable } from "../db/types.js";
 import type { Writes } from "../db/write.js";
 import { VellumError } from "../errors/vellum-error.js";
-import { randomUnit } from "../internal/random-pool.js";
+import { ulidFactory } from "../ids.js";
 import { JOBS_TABLE } from "./migrations.js";
 import type {
   DeliveryHandler,
@@ -19,7 +18,7 @@ import type {
 import { type QueueErrorHandler, QueueWorker, toJobRecord } from "./worker.js";
 
 /** Shared by every queue in the process so ids sort in enqueue order even within one millisecond. */
-const nextJobId = monotonicFactory(randomUnit);
+const nextJobId = ulidFactory();
 
 const JOB_COLUMNS = [
   "id",
