@@ -298,7 +298,8 @@ function deliveryProblem(d) {
  * process of their own answering 204: deliveries per second to 1 receiver and to 3 (a backlog of
  * `EVENTS` creates drained), and creates per second with 3 receivers against none, in alternating
  * runs of the same length (target: under 10 % fewer), with the server's CPU per create and the
- * commit → delivery lag.
+ * commit → delivery lag. Runs with 3 and with 1 receiver whose deliveries are held until the load
+ * ends tell what the outbox's rows cost a create in the live server.
  * @type {import("./registry.mjs").Scenario}
  */
 export default async function webhooksScenario() {
@@ -330,18 +331,19 @@ export default async function webhooksScenario() {
     }
   }
 
-  /** @type {Record<"none" | "three" | "held", Array<Awaited<ReturnType<typeof createRun>>>>} */
-  const runs = { none: [], three: [], held: [] };
-  // none, 3, held, held, 3, none, …: a drift of the machine over the runs falls on all alike.
-  const round = ["none", "three", "held"];
+  /** @type {Record<"none" | "three" | "held" | "heldOne", Array<Awaited<ReturnType<typeof createRun>>>>} */
+  const runs = { none: [], three: [], held: [], heldOne: [] };
+  // none, 3, held, held 1, held 1, held, 3, none, …: a drift of the machine over the runs falls on all alike.
+  const round = ["none", "three", "held", "heldOne"];
   const order = Array.from({ length: ROUNDS }, (_, i) => (i % 2 === 0 ? round : [...round].reverse())).flat();
   for (const [i, kind] of order.entries()) {
-    const receiverCount = kind === "none" ? 0 : 3;
-    const held = kind === "held" ? ", deliveries held until the load ends" : "";
+    const receiverCount = { none: 0, three: 3, held: 3, heldOne: 1 }[kind];
+    const hold = kind === "held" || kind === "heldOne";
+    const held = hold ? ", deliveries held until the load ends" : "";
     const name = `vellum serve, ${receiverCount ? plural(receiverCount, "receiver") : "no receivers"}${held} (run ${i + 1})`;
     process.stderr.write(`webhooks: creates, ${name}\n`);
     try {
-      const run = await createRun(receiverCount, { hold: kind === "held" });
+      const run = await createRun(receiverCount, { hold });
       runs[kind].push(run);
       rows.push({
         target: `POST /api/v1/articles (acknowledged) · ${name}`,
@@ -371,7 +373,7 @@ export default async function webhooksScenario() {
     }
   }
 
-  const { none, three, held } = runs;
+  const { none, three, held, heldOne } = runs;
   if (none.length && three.length) {
     const acked = (list) => mean(list.map((run) => run.creates.load.rps));
     const applied = (list) => mean(list.map((run) => run.creates.appliedPerSecond));
@@ -402,6 +404,18 @@ export default async function webhooksScenario() {
         `creates with 3 receivers whose deliveries wait until the load ends (the outbox's own cost, the ceiling ` +
           `without concurrent deliveries): ${n0(acked(held))}/s, ${(heldShare * 100).toFixed(1)} % of none; ` +
           `server CPU per create ${n0(cpu(held))} µs (means of ${held.length} runs)`,
+      );
+    }
+    if (held.length && heldOne.length) {
+      // What the live server pays per row: each delivery row is the difference between 3 held
+      // receivers and 1; the event row (with the plugin's code around it) is what 1 costs beyond that.
+      const perDelivery = (cpu(held) - cpu(heldOne)) / 2;
+      const perEvent = cpu(heldOne) - base - perDelivery;
+      lines.push(
+        `in the live server (held runs, server CPU per create): none ${n0(base)} µs, 1 receiver ${n0(cpu(heldOne))} µs, ` +
+          `3 receivers ${n0(cpu(held))} µs, so each delivery row costs ${n0(perDelivery)} µs and the event row with ` +
+          `the plugin's code ${n0(perEvent)} µs (means of ${heldOne.length} and ${held.length} runs); an outbox of one ` +
+          `row per event and none per delivery would cap 3 receivers at ${((base / (base + perEvent)) * 100).toFixed(1)} %`,
       );
     }
   }
