@@ -309,11 +309,15 @@ export class QueueWorker {
   async #markApplied(executor: AnyDb, jobs: readonly JobRecord[], payload = "null"): Promise<void> {
     if (jobs.length === 0) return;
     const ids = jobs.map((job) => job.id);
+    // The queue as well: with (queue, status, id) SQLite seeks each id. With `id IN (…)` and the
+    // status alone, for five ids or more it chose (status, queue) and walked every queued job of
+    // every queue: marking a batch of creates applied grew with a webhook backlog.
     await executor
       .updateTable(JOBS_TABLE)
       .set({ status: "applied", updated_at: new Date().toISOString(), payload })
-      .where("id", "in", ids)
+      .where("queue", "=", this.#queue)
       .where("status", "=", "queued")
+      .where("id", "in", ids)
       .execute();
   }
 

@@ -1,0 +1,58 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it } from "vitest";
+import { MigrationRunner } from "../src/db/migrations.js";
+import { openSqlite } from "../src/db/sqlite.js";
+import type { VellumDatabase } from "../src/db/types.js";
+import { queueMigrations } from "../src/queue/migrations.js";
+import { createJobQueue } from "./helpers/job-queue.js";
+import { waitFor } from "./helpers/wait.js";
+
+let dir: string | undefined;
+let database: VellumDatabase | undefined;
+afterEach(async () => {
+  await database?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+  database = dir = undefined;
+});
+
+/** SQLite's plan for `statement`, one line per step. */
+function plan(path: string, statement: string): string {
+  const raw = new Database(path, { readonly: true });
+  try {
+    const parameters = Array.from({ length: statement.split("?").length - 1 }, () => "x");
+    const rows = raw.prepare(`EXPLAIN QUERY PLAN ${statement}`).all(...parameters) as Array<{ detail: string }>;
+    return rows.map((row) => row.detail).join("\n");
+  } finally {
+    raw.close();
+  }
+}
+
+describe("the queue's statements and SQLite's plans", () => {
+  it("marks a batch applied by seeking its ids, not by walking the jobs other queues have waiting", async () => {
+    dir = await mkdtemp(join(tmpdir(), "vellum-queue-plans-"));
+    const path = join(dir, "queue.db");
+    const statements: string[] = [];
+    database = await openSqlite({ path }, ({ sql }) => statements.push(sql));
+    const runner = new MigrationRunner(database.kysely);
+    runner.register("core", queueMigrations);
+    expect((await runner.migrate(["core"])).error).toBeUndefined();
+    const { queue, process } = createJobQueue(database);
+    // A backlog on another queue, as held webhook deliveries make one.
+    for (let n = 0; n < 300; n += 1) await queue.enqueue(database.kysely, "backlog", "deliver", { n }, `r${n % 3}`);
+    process("writes", async () => undefined);
+    for (let n = 0; n < 40; n += 1) await queue.enqueue(database.kysely, "writes", "create", { n }, `slug-${n}`);
+    queue.start();
+    await waitFor(async () => (await queue.depth("writes")) === 0);
+    await queue.stop();
+    const marks = statements.filter((sql) => /^update "_vellum_jobs" set "status" = \?/i.test(sql));
+    // Batches of several jobs: SQLite chose the (status, queue) index there, and walked every queued job.
+    const batch = marks.find((sql) => sql.split("?").length - 1 >= 8);
+    expect(batch).toBeDefined();
+    const detail = plan(path, batch as string);
+    expect(detail).not.toContain("_vellum_jobs_status_queue");
+    expect(detail).toMatch(/USING INDEX _vellum_jobs_queue_status_id \(queue=\? AND status=\? AND id=\?\)/);
+  });
+});
