@@ -55,4 +55,31 @@ describe("the queue's statements and SQLite's plans", () => {
     expect(detail).not.toContain("_vellum_jobs_status_queue");
     expect(detail).toMatch(/USING INDEX _vellum_jobs_queue_status_id \(queue=\? AND status=\? AND id=\?\)/);
   });
+
+  it("finds the next retry through the jobs waiting for one, not the queue's whole backlog", async () => {
+    dir = await mkdtemp(join(tmpdir(), "vellum-queue-plans-"));
+    const path = join(dir, "queue.db");
+    const statements: string[] = [];
+    database = await openSqlite({ path }, ({ sql }) => statements.push(sql));
+    const runner = new MigrationRunner(database.kysely);
+    runner.register("core", queueMigrations);
+    expect((await runner.migrate(["core"])).error).toBeUndefined();
+    const { queue, process } = createJobQueue(database);
+    // A receiver that is down: its first event waits for a retry, the 200 after it for that one.
+    let attempts = 0;
+    process(
+      "hooks",
+      async () => {
+        attempts += 1;
+        throw new Error("down");
+      },
+      { mode: "at-least-once", backoffMs: () => 60_000, pollMs: 20 },
+    );
+    for (let n = 0; n < 200; n += 1) await queue.enqueue(database.kysely, "hooks", "deliver", { n }, "down");
+    queue.start();
+    await waitFor(() => attempts === 1 && statements.some((sql) => /MIN\(run_at\)/.test(sql)));
+    await queue.stop();
+    const lookup = statements.find((sql) => /MIN\(run_at\)/.test(sql)) as string;
+    expect(plan(path, lookup)).toMatch(/USING INDEX _vellum_jobs_retrying \(queue=\?\)/);
+  });
 });

@@ -102,8 +102,11 @@ export class QueueWorker {
     this.#concurrency = this.#transactional ? 1 : Math.max(1, options.concurrency ?? 1);
     this.#due = this.#transactional ? dueInBatches(queue, shared.db) : dueHeads(queue, shared.db);
     this.#keyHead = keyHead(queue, shared.db);
+    // Through the partial index of the jobs waiting for a retry, named: left to itself, SQLite
+    // took (status, queue) and read every queued job of the queue, a backlog that grows while a
+    // receiver is down, on every look the worker takes.
     this.#nextRetry = new PreparedQuery(
-      sql<{ next: number | null }>`SELECT MIN(run_at) AS next FROM _vellum_jobs
+      sql<{ next: number | null }>`SELECT MIN(run_at) AS next FROM _vellum_jobs INDEXED BY _vellum_jobs_retrying
         WHERE queue = ${queue} AND status = 'queued' AND attempts > 0`.compile(shared.db),
       1,
     );
