@@ -30,20 +30,25 @@ function plan(path: string, statement: string): string {
   }
 }
 
+/** A job queue on a fresh, migrated database that records every statement it runs. */
+async function recordedQueue() {
+  dir = await mkdtemp(join(tmpdir(), "vellum-queue-plans-"));
+  const path = join(dir, "queue.db");
+  const statements: string[] = [];
+  database = await openSqlite({ path }, ({ sql }) => statements.push(sql));
+  const runner = new MigrationRunner(database.kysely);
+  runner.register("core", queueMigrations);
+  expect((await runner.migrate(["core"])).error).toBeUndefined();
+  return { path, statements, db: database.kysely, ...createJobQueue(database) };
+}
+
 describe("the queue's statements and SQLite's plans", () => {
   it("marks a batch applied by seeking its ids, not by walking the jobs other queues have waiting", async () => {
-    dir = await mkdtemp(join(tmpdir(), "vellum-queue-plans-"));
-    const path = join(dir, "queue.db");
-    const statements: string[] = [];
-    database = await openSqlite({ path }, ({ sql }) => statements.push(sql));
-    const runner = new MigrationRunner(database.kysely);
-    runner.register("core", queueMigrations);
-    expect((await runner.migrate(["core"])).error).toBeUndefined();
-    const { queue, process } = createJobQueue(database);
+    const { path, statements, db, queue, process } = await recordedQueue();
     // A backlog on another queue, as held webhook deliveries make one.
-    for (let n = 0; n < 300; n += 1) await queue.enqueue(database.kysely, "backlog", "deliver", { n }, `r${n % 3}`);
+    for (let n = 0; n < 300; n += 1) await queue.enqueue(db, "backlog", "deliver", { n }, `r${n % 3}`);
     process("writes", async () => undefined);
-    for (let n = 0; n < 40; n += 1) await queue.enqueue(database.kysely, "writes", "create", { n }, `slug-${n}`);
+    for (let n = 0; n < 40; n += 1) await queue.enqueue(db, "writes", "create", { n }, `slug-${n}`);
     queue.start();
     await waitFor(async () => (await queue.depth("writes")) === 0);
     await queue.stop();
@@ -57,14 +62,7 @@ describe("the queue's statements and SQLite's plans", () => {
   });
 
   it("finds the next retry through the jobs waiting for one, not the queue's whole backlog", async () => {
-    dir = await mkdtemp(join(tmpdir(), "vellum-queue-plans-"));
-    const path = join(dir, "queue.db");
-    const statements: string[] = [];
-    database = await openSqlite({ path }, ({ sql }) => statements.push(sql));
-    const runner = new MigrationRunner(database.kysely);
-    runner.register("core", queueMigrations);
-    expect((await runner.migrate(["core"])).error).toBeUndefined();
-    const { queue, process } = createJobQueue(database);
+    const { path, statements, db, queue, process } = await recordedQueue();
     // A receiver that is down: its first event waits for a retry, the 200 after it for that one.
     let attempts = 0;
     process(
@@ -75,7 +73,7 @@ describe("the queue's statements and SQLite's plans", () => {
       },
       { mode: "at-least-once", backoffMs: () => 60_000, pollMs: 20 },
     );
-    for (let n = 0; n < 200; n += 1) await queue.enqueue(database.kysely, "hooks", "deliver", { n }, "down");
+    for (let n = 0; n < 200; n += 1) await queue.enqueue(db, "hooks", "deliver", { n }, "down");
     queue.start();
     await waitFor(() => attempts === 1 && statements.some((sql) => /MIN\(run_at\)/.test(sql)));
     await queue.stop();
