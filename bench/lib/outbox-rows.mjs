@@ -11,11 +11,13 @@ const JOB_COLUMNS =
 /**
  * The floor of the outbox's cost: SQLite alone (better-sqlite3, prepared statements, no Kysely, no
  * event loop, `synchronous = OFF` so no fsync) writing one webhook event row and `k` delivery job
- * rows per transaction, on the schema the built plugins migrate. Whatever the plugin's own code
- * does, a create that writes these rows costs at least this much more CPU.
- * @returns {Promise<Record<number, number>>} µs per transaction for 0, 1 and 3 delivery rows
+ * rows per create, `batch` creates per transaction (the create worker commits a batch of up to 64
+ * creates at once under load), on the schema the built plugins migrate. Whatever the plugin's own
+ * code does, a create that writes these rows costs at least this much more CPU.
+ * @param {number} [batch] creates per transaction
+ * @returns {Promise<Record<number, number>>} µs per create for 0, 1 and 3 delivery rows
  */
-export async function outboxRowCost() {
+export async function outboxRowCost(batch = 1) {
   const dir = await mkdtemp(join(tmpdir(), "vellum-outbox-rows-"));
   try {
     const { createVellum } = await import("../../packages/core/dist/index.js");
@@ -32,7 +34,7 @@ export async function outboxRowCost() {
     /** @type {Record<number, number>} */
     const result = {};
     for (const rows of [0, 1, 3]) {
-      const write = db.transaction(() => {
+      const one = () => {
         const id = `E${String(++n).padStart(25, "0")}`;
         const at = new Date().toISOString();
         const body = JSON.stringify({
@@ -60,9 +62,12 @@ export async function outboxRowCost() {
             at,
           );
         }
+      };
+      const write = db.transaction(() => {
+        for (let b = 0; b < batch; b++) one();
       });
       const started = process.hrtime.bigint();
-      for (let i = 0; i < ROUNDS; i++) write();
+      for (let i = 0; i < ROUNDS / batch; i++) write();
       result[rows] = Number(process.hrtime.bigint() - started) / ROUNDS / 1000;
     }
     db.close();

@@ -390,12 +390,15 @@ export default async function webhooksScenario() {
         `server CPU per create ${n0(cpu(three))} vs ${n0(cpu(none))} µs, plus ${n0(after)} µs delivering after the load ` +
         `(means of ${three.length} and ${none.length} runs, alternating)`,
     );
-    const floor = await outboxRowCost();
+    // One create per transaction, and 32 (the create worker commits a batch of up to 64 under load).
+    const single = await outboxRowCost(1);
+    const floor = await outboxRowCost(32);
     const base = cpu(none);
     lines.push(
-      `outbox rows alone (SQLite through better-sqlite3, prepared, no fsync; \`bench/lib/outbox-rows.mjs\`): ` +
+      `outbox rows alone (SQLite through better-sqlite3, prepared, no fsync; \`bench/lib/outbox-rows.mjs\`), per create: ` +
         `event row ${floor[0].toFixed(0)} µs, with 1 delivery row ${floor[1].toFixed(0)} µs, with 3 ${floor[3].toFixed(0)} µs ` +
-        `per create; on ${n0(base)} µs per create without receivers that caps 3 receivers at ` +
+        `in transactions of 32 creates (${single[0].toFixed(0)}, ${single[1].toFixed(0)} and ${single[3].toFixed(0)} µs ` +
+        `with one create per transaction); on ${n0(base)} µs per create without receivers that caps 3 receivers at ` +
         `${((base / (base + floor[3])) * 100).toFixed(1)} % of the create rate before any of the plugin's own code runs`,
     );
     if (held.length) {
