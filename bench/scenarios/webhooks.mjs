@@ -42,6 +42,9 @@ const receiverScript = fileURLToPath(new URL("../servers/webhook-receiver.mjs", 
  * @property {{ n: number, p50: number, p95: number, p99: number, max: number }} lagMs commit → arrival
  */
 
+/** A receiver's URL on 127.0.0.1. */
+const hookUrl = (port) => `http://127.0.0.1:${port}/hook`;
+
 /**
  * `count` receivers on 127.0.0.1, one process for them all (see `bench/servers/webhook-receiver.mjs`).
  * @param {number} count
@@ -60,7 +63,7 @@ async function startReceivers(count, { hold = false } = {}) {
   const ports = [Number(new URL(child.url).port), ...extra];
   return {
     process: child,
-    urls: ports.map((port) => `http://127.0.0.1:${port}/hook`),
+    urls: ports.map(hookUrl),
     /** @returns {Promise<ReceiverStats[]>} */
     stats: async () => (await fetch(`${child.url}/stats`)).json(),
     release: async () => (await fetch(`${child.url}/release`, { method: "POST" })).json(),
@@ -234,16 +237,19 @@ async function deliveryRate(receiverCount) {
  * the first delivery each unanswered until the load is over, so the run measures what the outbox
  * itself costs a create (the ceiling with deliveries out of the way), then the drain. Server CPU per acknowledged create,
  * over the load and the creates' drain (as the articles scenario counts it), and then over the
- * deliveries' drain.
+ * deliveries' drain. With `down`, the receivers' ports have nothing listening: every attempt is refused, and
+ * each receiver's later events wait behind its first one's retry.
  */
-async function createRun(receiverCount, { hold = false } = {}) {
-  const receivers = receiverCount ? await startReceivers(receiverCount, { hold }) : undefined;
+async function createRun(receiverCount, { hold = false, down = false } = {}) {
+  const receivers = receiverCount && !down ? await startReceivers(receiverCount, { hold }) : undefined;
+  // A receiver that is down: nothing listens on its port, so every attempt is refused at once.
+  const downUrls = down ? (await Promise.all(Array.from({ length: receiverCount }, freePort))).map(hookUrl) : [];
   let server;
   let counts;
   try {
     // Held deliveries must not time out during the load.
     server = await vellum.start(
-      webhookEnv(receivers?.urls ?? [], hold ? { SERVICE_WEBHOOK_TIMEOUT_SECONDS: "120" } : {}),
+      webhookEnv(receivers?.urls ?? downUrls, hold ? { SERVICE_WEBHOOK_TIMEOUT_SECONDS: "120" } : {}),
     );
     counts = queueCounts(server.dataDir);
     const { result: creates, cpuUsPerUnit: cpuUsPerCreate } = await withServerCpu(
@@ -251,7 +257,8 @@ async function createRun(receiverCount, { hold = false } = {}) {
       () => measureCreates({ url: server.url, dataDir: server.dataDir, apiKey: API_KEY }),
       (measured) => measured.load.accepted,
     );
-    const run = { receivers: receiverCount, creates, cpuUsPerCreate, deliveries: undefined };
+    const run = { receivers: receiverCount, creates, cpuUsPerCreate, deliveries: undefined, deadLetters: 0 };
+    if (down) run.deadLetters = counts.jobs(QUEUE, "failed");
     if (receivers) {
       const backlogAtEnd = counts.jobs(QUEUE, "queued");
       if (hold) await receivers.release();
@@ -331,19 +338,20 @@ export default async function webhooksScenario() {
     }
   }
 
-  /** @type {Record<"none" | "three" | "held" | "heldOne", Array<Awaited<ReturnType<typeof createRun>>>>} */
-  const runs = { none: [], three: [], held: [], heldOne: [] };
-  // none, 3, held, held 1, held 1, held, 3, none, …: a drift of the machine over the runs falls on all alike.
-  const round = ["none", "three", "held", "heldOne"];
+  /** @type {Record<"none" | "three" | "held" | "heldOne" | "down", Array<Awaited<ReturnType<typeof createRun>>>>} */
+  const runs = { none: [], three: [], held: [], heldOne: [], down: [] };
+  // none, 3, held, held 1, down, down, held 1, held, 3, none, …: a drift of the machine over the runs falls on all alike.
+  const round = ["none", "three", "held", "heldOne", "down"];
   const order = Array.from({ length: ROUNDS }, (_, i) => (i % 2 === 0 ? round : [...round].reverse())).flat();
   for (const [i, kind] of order.entries()) {
-    const receiverCount = { none: 0, three: 3, held: 3, heldOne: 1 }[kind];
+    const receiverCount = { none: 0, three: 3, held: 3, heldOne: 1, down: 1 }[kind];
     const hold = kind === "held" || kind === "heldOne";
-    const held = hold ? ", deliveries held until the load ends" : "";
+    const down = kind === "down";
+    const held = hold ? ", deliveries held until the load ends" : down ? " that is down (nothing listens)" : "";
     const name = `vellum serve, ${receiverCount ? plural(receiverCount, "receiver") : "no receivers"}${held} (run ${i + 1})`;
     process.stderr.write(`webhooks: creates, ${name}\n`);
     try {
-      const run = await createRun(receiverCount, { hold });
+      const run = await createRun(receiverCount, { hold, down });
       runs[kind].push(run);
       rows.push({
         target: `POST /api/v1/articles (acknowledged) · ${name}`,
@@ -373,7 +381,7 @@ export default async function webhooksScenario() {
     }
   }
 
-  const { none, three, held, heldOne } = runs;
+  const { none, three, held, heldOne, down } = runs;
   if (none.length && three.length) {
     const acked = (list) => mean(list.map((run) => run.creates.load.rps));
     const applied = (list) => mean(list.map((run) => run.creates.appliedPerSecond));
@@ -407,6 +415,15 @@ export default async function webhooksScenario() {
         `creates with 3 receivers whose deliveries wait until the load ends (the outbox's own cost, the ceiling ` +
           `without concurrent deliveries): ${n0(acked(held))}/s, ${(heldShare * 100).toFixed(1)} % of none; ` +
           `server CPU per create ${n0(cpu(held))} µs (means of ${held.length} runs)`,
+      );
+    }
+    if (down.length) {
+      const downShare = acked(down) / acked(none);
+      lines.push(
+        `creates with 1 receiver that is down (every attempt refused, later events waiting behind the first's ` +
+          `retry): ${n0(acked(down))}/s, ${(downShare * 100).toFixed(1)} % of none; server CPU per create ` +
+          `${n0(cpu(down))} µs; dead letters at the end ${down.map((run) => run.deadLetters).join(" and ")} ` +
+          `(means of ${down.length} runs)`,
       );
     }
     if (held.length && heldOne.length) {
