@@ -8,7 +8,7 @@ import { openSqlite } from "../src/db/sqlite.js";
 import type { VellumDatabase } from "../src/db/types.js";
 import { queueMigrations } from "../src/queue/migrations.js";
 import { createJobQueue } from "./helpers/job-queue.js";
-import { waitFor } from "./helpers/wait.js";
+import { sleep, waitFor } from "./helpers/wait.js";
 
 let dir: string | undefined;
 let database: VellumDatabase | undefined;
@@ -59,6 +59,39 @@ describe("the queue's statements and SQLite's plans", () => {
     const detail = plan(path, batch as string);
     expect(detail).not.toContain("_vellum_jobs_status_queue");
     expect(detail).toMatch(/USING INDEX _vellum_jobs_queue_status_id \(queue=\? AND status=\? AND id=\?\)/);
+  });
+
+  it("looks for due deliveries at most every 10 ms while nothing can start, however often jobs arrive", async () => {
+    const { statements, db, queue, process } = await recordedQueue();
+    let attempts = 0;
+    process(
+      "hooks",
+      async () => {
+        attempts += 1;
+        throw new Error("down");
+      },
+      { mode: "at-least-once", backoffMs: () => 60_000, concurrency: 4 },
+    );
+    queue.start();
+    await queue.enqueue(db, "hooks", "deliver", { n: 0 }, "down");
+    await waitFor(() => attempts === 1);
+    await sleep(20);
+    const looks = () => statements.filter((sql) => sql.includes("WITH RECURSIVE keys")).length;
+    const before = looks();
+    // 100 events for the receiver that is down, one per turn of the event loop, as creates commit.
+    const started = Date.now();
+    for (let n = 1; n <= 100; n += 1) {
+      await queue.enqueue(db, "hooks", "deliver", { n }, "down");
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await sleep(30);
+    const elapsed = Date.now() - started;
+    const taken = looks() - before;
+    await queue.stop();
+    // A look per new job would be 100; one per 10 ms at most, and one more at the end of the burst.
+    expect(taken).toBeLessThanOrEqual(Math.ceil(elapsed / 10) + 2);
+    expect(taken).toBeLessThan(100);
+    expect(attempts).toBe(1);
   });
 
   it("finds the next retry through the jobs waiting for one, not the queue's whole backlog", async () => {

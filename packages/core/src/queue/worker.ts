@@ -52,6 +52,9 @@ interface Failure {
  * waiting for its retry holds back only the later jobs of its own key; every other job goes on.
  * An at-least-once queue runs up to `concurrency` deliveries at once, never two of one key.
  */
+/** Delivery queues: the least time between a look that found nothing to start and the next one a new job asks for. */
+const IDLE_LOOK_MS = 10;
+
 export class QueueWorker {
   readonly #queue: string;
   /** The plugin that owns the queue: the owner of the writes its jobs make. */
@@ -80,6 +83,8 @@ export class QueueWorker {
   /** Ends the loop's sleep; set while it sleeps, until `#wakeAt` (Unix ms). */
   #wake: (() => void) | undefined;
   #wakeAt = Number.POSITIVE_INFINITY;
+  /** When a look last found no job to start (Unix ms). */
+  #idleLookAt = 0;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -133,7 +138,18 @@ export class QueueWorker {
     if (this.#loop === loop) this.#loop = undefined;
   }
 
+  /**
+   * New jobs: look for due ones now. A delivery queue whose last look found nothing to start
+   * (every key's head waiting for a retry or in flight) looks again at most every
+   * {@link IDLE_LOOK_MS}: with a receiver down, every create's delivery would otherwise cost a
+   * look, one per create under load.
+   */
   notify(): void {
+    const next = this.#idleLookAt + IDLE_LOOK_MS;
+    if (!this.#transactional && this.#wake !== undefined && next > Date.now()) {
+      this.#wakeBy(next);
+      return;
+    }
     this.#notified = true;
     this.#wake?.();
   }
@@ -194,6 +210,7 @@ export class QueueWorker {
     const limit = this.#transactional ? this.#batchSize : free + this.#inFlight.size + 1;
     const rows = (await this.#due.rows(db, now, limit)).filter((row) => !this.#inFlight.has(row.id));
     if (rows.length === 0) {
+      this.#idleLookAt = now;
       const next = Number((await this.#nextRetry.rows(db, [this.#queue]))[0]?.next ?? Number.NaN);
       return Number.isFinite(next) && next > now ? Math.min(next - now, this.#pollMs) : this.#pollMs;
     }
