@@ -42,6 +42,23 @@ async function recordedQueue() {
   return { path, statements, db: database.kysely, ...createJobQueue(database) };
 }
 
+/** The delivery queue `hooks` of a receiver that is down: every attempt fails, and a retry waits a minute. */
+function receiverDown(
+  process: ReturnType<typeof createJobQueue>["process"],
+  options: { concurrency?: number; pollMs?: number },
+): { attempts: number } {
+  const state = { attempts: 0 };
+  process(
+    "hooks",
+    async () => {
+      state.attempts += 1;
+      throw new Error("down");
+    },
+    { mode: "at-least-once", backoffMs: () => 60_000, ...options },
+  );
+  return state;
+}
+
 describe("the queue's statements and SQLite's plans", () => {
   it("marks a batch applied by seeking its ids, not by walking the jobs other queues have waiting", async () => {
     const { path, statements, db, queue, process } = await recordedQueue();
@@ -63,18 +80,10 @@ describe("the queue's statements and SQLite's plans", () => {
 
   it("looks for due deliveries at most every 10 ms while nothing can start, however often jobs arrive", async () => {
     const { statements, db, queue, process } = await recordedQueue();
-    let attempts = 0;
-    process(
-      "hooks",
-      async () => {
-        attempts += 1;
-        throw new Error("down");
-      },
-      { mode: "at-least-once", backoffMs: () => 60_000, concurrency: 4 },
-    );
+    const down = receiverDown(process, { concurrency: 4 });
     queue.start();
     await queue.enqueue(db, "hooks", "deliver", { n: 0 }, "down");
-    await waitFor(() => attempts === 1);
+    await waitFor(() => down.attempts === 1);
     await sleep(20);
     const looks = () => statements.filter((sql) => sql.includes("WITH RECURSIVE keys")).length;
     const before = looks();
@@ -91,24 +100,16 @@ describe("the queue's statements and SQLite's plans", () => {
     // A look per new job would be 100; one per 10 ms at most, and one more at the end of the burst.
     expect(taken).toBeLessThanOrEqual(Math.ceil(elapsed / 10) + 2);
     expect(taken).toBeLessThan(100);
-    expect(attempts).toBe(1);
+    expect(down.attempts).toBe(1);
   });
 
   it("finds the next retry through the jobs waiting for one, not the queue's whole backlog", async () => {
     const { path, statements, db, queue, process } = await recordedQueue();
     // A receiver that is down: its first event waits for a retry, the 200 after it for that one.
-    let attempts = 0;
-    process(
-      "hooks",
-      async () => {
-        attempts += 1;
-        throw new Error("down");
-      },
-      { mode: "at-least-once", backoffMs: () => 60_000, pollMs: 20 },
-    );
+    const down = receiverDown(process, { pollMs: 20 });
     for (let n = 0; n < 200; n += 1) await queue.enqueue(db, "hooks", "deliver", { n }, "down");
     queue.start();
-    await waitFor(() => attempts === 1 && statements.some((sql) => /MIN\(run_at\)/.test(sql)));
+    await waitFor(() => down.attempts === 1 && statements.some((sql) => /MIN\(run_at\)/.test(sql)));
     await queue.stop();
     const lookup = statements.find((sql) => /MIN\(run_at\)/.test(sql)) as string;
     expect(plan(path, lookup)).toMatch(/USING INDEX _vellum_jobs_retrying \(queue=\?\)/);
