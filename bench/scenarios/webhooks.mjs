@@ -347,8 +347,8 @@ export default async function webhooksScenario() {
     const receiverCount = { none: 0, three: 3, held: 3, heldOne: 1, down: 1 }[kind];
     const hold = kind === "held" || kind === "heldOne";
     const down = kind === "down";
-    const held = hold ? ", deliveries held until the load ends" : down ? " that is down (nothing listens)" : "";
-    const name = `vellum serve, ${receiverCount ? plural(receiverCount, "receiver") : "no receivers"}${held} (run ${i + 1})`;
+    const how = hold ? ", deliveries held until the load ends" : down ? " that is down (nothing listens)" : "";
+    const name = `vellum serve, ${receiverCount ? plural(receiverCount, "receiver") : "no receivers"}${how} (run ${i + 1})`;
     process.stderr.write(`webhooks: creates, ${name}\n`);
     try {
       const run = await createRun(receiverCount, { hold, down });

@@ -4,8 +4,8 @@ import { randomUnit } from "./internal/random-pool.js";
 /**
  * A ULID generator: its ids sort by their time (Unix ms, now unless given) and, within one
  * millisecond, in the order it made them. The random part comes from the kernel's pool of
- * cryptographic random bytes: ulidx's default asks the system for one byte per character, about
- * 50 µs an id in a profile of creates with webhooks.
+ * cryptographic random bytes: ulidx's default asks the system for one byte per character, which
+ * showed in a profile of creates with webhooks.
  */
 export function ulidFactory(): (now?: number) => string {
   return monotonicFactory(randomUnit);

@@ -11,7 +11,6 @@ export type { AppliedMigration, Migration, MigrationDrift, MigrationResult } fro
 export type { MigrationSet, MigrationStatus } from "./db/migrations.js";
 export { PreparedColumn, PreparedQuery } from "./db/prepared.js";
 export type { DatabaseConfig, DatabaseOps, JobsTable, KernelTables, QueryListener, SqliteOptions } from "./db/types.js";
-export { ulidFactory } from "./ids.js";
 export { type CommitFlush, type CommitHookName, collectForCommit, type Write } from "./db/write.js";
 export { API_ERROR_DESCRIPTIONS, API_ERROR_STATUS, ApiError, validationFailed } from "./errors/api-error.js";
 export type { ApiErrorCode, ApiErrorDetail } from "./errors/api-error.js";
@@ -35,6 +34,7 @@ export type { HttpMethod, MatchedRoute, PluginRouter, RouteHandler, RouteMeta, R
 export type { ResponseSchema, RouteSchema } from "./http/route-schema.js";
 export { requestTarget } from "./http/shortcuts.js";
 export type { PreparedResponse, Shortcut, ShortcutRequest } from "./http/shortcuts.js";
+export { ulidFactory } from "./ids.js";
 export type { VellumMetrics } from "./metrics/metrics.js";
 export { declaredCommands, matchCommand, offlineCommand } from "./plugin/commands.js";
 export type {

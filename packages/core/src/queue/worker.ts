@@ -47,14 +47,14 @@ interface Failure {
   retryInMs: number;
 }
 
+/** Delivery queues: the least time between a look that found nothing to start and the next one a new job asks for. */
+const IDLE_LOOK_MS = 10;
+
 /**
  * Works one queue: a loop that applies the queue's due jobs in id order, in order per key. A job
  * waiting for its retry holds back only the later jobs of its own key; every other job goes on.
  * An at-least-once queue runs up to `concurrency` deliveries at once, never two of one key.
  */
-/** Delivery queues: the least time between a look that found nothing to start and the next one a new job asks for. */
-const IDLE_LOOK_MS = 10;
-
 export class QueueWorker {
   readonly #queue: string;
   /** The plugin that owns the queue: the owner of the writes its jobs make. */

@@ -47,8 +47,9 @@ function moduleFolders(): string[] {
 /**
  * The command that starts a decoder child, confined as far as Node 20 and a plain shell allow:
  * - memory: `/bin/sh` sets `ulimit -d` to `memoryMb` and turns core dumps off, then execs Node with
- *   `--max-old-space-size` = `memoryMb` and without a JIT (`JIT_FLAGS`). RLIMIT_DATA counts what is writable and private (the V8 heap,
- *   malloc, thread stacks, libvips' pixel buffers), not address space merely reserved, so unlike `ulimit -v`
+ *   `--max-old-space-size` = `memoryMb` and without a JIT (`JIT_FLAGS`). RLIMIT_DATA counts what is
+ *   writable and private (the V8 heap, malloc, thread stacks, libvips' pixel buffers), not address
+ *   space merely reserved, so unlike `ulimit -v`
  *   it need not cover the 0.8 to 1.4 GB that V8, glibc and libvips reserve up front; Node and sharp use
  *   about 95 MB of it at rest. An allocation over it fails: libvips reports it (`memory`), or the child
  *   dies (`crashed`). `MALLOC_ARENA_MAX` and a single libuv thread keep glibc's per-thread arenas and
