@@ -2,24 +2,43 @@
  * One operation of the backup bench in a process of its own, so that its peak RSS is its own:
  * `node backup-child.mjs <op> <json args>`. Prints one JSON line on stdout: the op's wall time and
  * CPU time (from just before to just after the op, imports excluded), the process's peak RSS
- * (VmHWM of /proc/self/status, and `process.resourceUsage().maxRSS`), the Argon2id time, and the
- * op's own result. Ops: `idle-bare` (node, nothing imported), `idle` (the backup library imported,
+ * (VmHWM of /proc/self/status, imports included), the op's own peak (see `startOwnPeak`), the
+ * Argon2id time, and the op's own result. Ops: `idle-bare` (node, nothing imported), `idle` (the backup library imported,
  * nothing done), `argon2id` (one default Argon2id alone), `raw-encrypt`, `raw-decrypt`, `raw-decrypt-write`,
  * `backup`, `verify`, `restore`.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 
 const [op, json = "{}"] = process.argv.slice(2);
 const args = JSON.parse(json);
 
-/** The peak RSS of this process's address space, from its own mm (not inherited across exec). */
-function vmHwmBytes() {
+/** A size line of /proc/self/status (`VmHWM`: the peak RSS of this process's own mm), or null off Linux. */
+function statusBytes(/** @type {"VmHWM" | "VmRSS"} */ field) {
   try {
-    const kib = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync("/proc/self/status", "utf8"))?.[1];
+    const kib = new RegExp(`^${field}:\\s+(\\d+) kB$`, "m").exec(readFileSync("/proc/self/status", "utf8"))?.[1];
     return kib === undefined ? null : Number(kib) * 1024;
   } catch {
-    return null; // not Linux
+    return null;
+  }
+}
+
+/**
+ * Starts the op's own peak: collects garbage (the child runs with --expose-gc), reads VmRSS, and
+ * resets VmHWM to it by writing 5 to /proc/self/clear_refs (Linux ≥ 4.0). VmHWM at the end, less
+ * this RSS, is the memory the op itself added, free of the few MiB by which one process's baseline
+ * differs from the next. `baseBytes` is null where the reset is not possible; `peakBytes` is the
+ * process's peak so far (the imports), which the reset forgets.
+ */
+function startOwnPeak() {
+  globalThis.gc?.();
+  const peakBytes = statusBytes("VmHWM");
+  const rss = statusBytes("VmRSS");
+  try {
+    writeFileSync("/proc/self/clear_refs", "5");
+    return { baseBytes: rss, peakBytes };
+  } catch {
+    return { baseBytes: null, peakBytes };
   }
 }
 
@@ -126,6 +145,7 @@ if (!prepare) {
   process.exit(2);
 }
 const run = await prepare();
+const own = startOwnPeak();
 phases.startBytes = process.memoryUsage.rss();
 const sampler = setInterval(sample, 20);
 const cpuAtStart = cpuMs();
@@ -142,14 +162,15 @@ sample();
 clearInterval(sampler);
 const opCpuMs = cpuMs() - cpuAtStart;
 const usage = process.resourceUsage();
+const peakNow = statusBytes("VmHWM");
 process.stdout.write(
   `${JSON.stringify({
     op,
     wallMs,
     cpuMs: opCpuMs,
     processCpuMs: (usage.userCPUTime + usage.systemCPUTime) / 1000,
-    peakRssBytes: vmHwmBytes() ?? usage.maxRSS * 1024,
-    maxRssBytes: usage.maxRSS * 1024,
+    peakRssBytes: peakNow === null ? usage.maxRSS * 1024 : Math.max(peakNow, own.peakBytes ?? 0),
+    ownPeakBytes: own.baseBytes === null || peakNow === null ? null : peakNow - own.baseBytes,
     kdf,
     rss: phases,
     result,

@@ -9,8 +9,9 @@ const CHILD = fileURLToPath(new URL("./backup-child.mjs", import.meta.url));
  * @property {number} wallMs the op alone (imports excluded)
  * @property {number} cpuMs user + system CPU over the op
  * @property {number} processCpuMs user + system CPU of the whole process
- * @property {number} peakRssBytes VmHWM: the process's peak RSS
- * @property {number} maxRssBytes `process.resourceUsage().maxRSS`
+ * @property {number} peakRssBytes VmHWM: the process's peak RSS, imports included
+ * @property {number | null} ownPeakBytes the op's own peak: VmHWM over the op less the RSS at its
+ *   start (after a GC, with VmHWM reset there); null where /proc/self/clear_refs is not available
  * @property {{ calls: number, ms: number, cpuMs: number }} kdf Argon2id calls and their time
  * @property {{ startBytes: number, beforeKdfBytes: number, kdfBytes: number, afterKdfBytes: number }} rss
  *   sampled RSS: at the op's start, and the peaks before, during and after Argon2id
@@ -32,7 +33,7 @@ export function runChild(op, args, timeoutMs) {
     ? ["--cpu-prof", `--cpu-prof-dir=${profile}`, `--cpu-prof-name=${op}-${Date.now()}.cpuprofile`]
     : [];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...flags, CHILD, op, JSON.stringify(args)], {
+    const child = spawn(process.execPath, ["--expose-gc", ...flags, CHILD, op, JSON.stringify(args)], {
       stdio: ["ignore", "pipe", "pipe"],
       timeout: timeoutMs,
       killSignal: "SIGKILL",

@@ -20,9 +20,12 @@ const DIST = new URL("../../plugins/backup/dist/index.js", import.meta.url);
 const MIN_RATIO = 0.5;
 /** Restore of 1 GiB in under 2 minutes, scaled linearly for a smaller data dir. */
 const RESTORE_LIMIT_S = (120 * SIZE_MIB) / 1024;
-/** Verify or restore: Argon2id's 64 MiB and 1 MiB of frame buffers above the idle process. */
+/**
+ * Verify or restore: Argon2id's 64 MiB and 1 MiB of frame buffers, read as the op's own peak (what
+ * it adds to its process's RSS; bench/lib/backup-child.mjs `startOwnPeak`).
+ */
 const READ_RSS_BOUND = 64 * MIB + 1 * MIB;
-/** Backup: the DB image, Argon2id's 64 MiB and 16 MiB above the idle process. */
+/** Backup: the DB image, Argon2id's 64 MiB and 16 MiB, read the same way. */
 const writeRssBound = (dbBytes) => dbBytes + 64 * MIB + 16 * MIB;
 
 const n0 = (value) => (Number.isFinite(value) ? value.toFixed(0) : "n/a");
@@ -207,14 +210,22 @@ function report(lines, failures, runs, data) {
   );
   if (!restoreMet) failures.push(`restore took ${n1(f.restore.seconds)} s, not under ${n1(RESTORE_LIMIT_S)} s`);
 
+  /** The op's own peak over its rounds (VmHWM reset at its start), or the idle-baseline reading. */
+  const own = (op) => {
+    const peaks = runs[op].map((r) => r.ownPeakBytes);
+    return peaks.every((p) => typeof p === "number") ? Math.max(...peaks) : null;
+  };
   const rss = (op, bound, what) => {
+    const mine = own(op);
     const above = f[op].worstRssBytes - idle;
-    const met = above <= bound;
+    const measured = mine ?? above;
+    const met = measured <= bound;
     lines.push(
-      `${op} peak RSS ${mib1(f[op].worstRssBytes)} MiB, ${mib1(above)} MiB above the idle baseline; ` +
-        `target ≤ ${mib1(bound)} MiB above it (${what}): ${met ? "met" : "NOT met"}`,
+      `${op} peak RSS ${mib1(f[op].worstRssBytes)} MiB, ${mib1(above)} MiB above the idle baseline` +
+        (mine === null ? "" : `, ${mib1(mine)} MiB above the op's own start (VmHWM reset there)`) +
+        `; target ≤ ${mib1(bound)} MiB (${what}): ${met ? "met" : "NOT met"}`,
     );
-    if (!met) failures.push(`${op} peak RSS ${mib1(above)} MiB above the idle baseline, over ${mib1(bound)} MiB`);
+    if (!met) failures.push(`${op} peak RSS ${mib1(measured)} MiB above its start, over ${mib1(bound)} MiB`);
     const worst = runs[op].reduce((a, b) => (b.peakRssBytes > a.peakRssBytes ? b : a)).rss;
     lines.push(
       `${op} RSS sampled every 20 ms (worst round), above the idle baseline: ${mib1(worst.startBytes - idle)} MiB at the start, ` +
@@ -223,9 +234,12 @@ function report(lines, failures, runs, data) {
     );
   };
   const argon2 = runs.argon2id.map((r) => r.peakRssBytes - idle);
+  const argon2Own = own("argon2id");
   lines.push(
     `Argon2id alone (64 MiB, t 3, p 4, in a child that imported the library): ${argon2.map(mib1).join(" and ")} MiB above ` +
-      `the idle baseline, the floor of the verify and restore bound below`,
+      `the idle baseline` +
+      (argon2Own === null ? "" : `, ${mib1(argon2Own)} MiB above its own start`) +
+      `; the floor of the verify and restore bound below`,
   );
   rss("backup", writeRssBound(data.dbBytes), `DB ${mib(data.dbBytes)} MiB + 64 MiB Argon2id + 16 MiB`);
   rss("verify", READ_RSS_BOUND, "64 MiB Argon2id + 1 MiB frame buffers");

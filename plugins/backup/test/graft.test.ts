@@ -1,8 +1,6 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createHeader,
@@ -20,6 +18,7 @@ import {
 import {
   bytes,
   chunked,
+  collector,
   CREATED_MS,
   kek,
   minimalBody,
@@ -168,20 +167,6 @@ describe("a shorter generation's FINAL frame grafted after frame k of a longer o
     });
   });
 });
-
-/**
- * V8's collector, exposed at run time (the test process is not started with --expose-gc). Run
- * twice: the second collection finishes sweeping the first's dead Buffers, which
- * `arrayBuffers` would otherwise still count.
- */
-function collector(): () => void {
-  setFlagsFromString("--expose-gc");
-  const gc = runInNewContext("gc") as () => void;
-  return () => {
-    gc();
-    gc();
-  };
-}
 
 /** An error a read ended with, and the bytes of JS heap and of Buffers it added. */
 interface Measured {

@@ -1,4 +1,6 @@
 import { createHash } from "node:crypto";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import {
   argon2idKek,
   createHeader,
@@ -208,4 +210,18 @@ export function rawGeneration(middle: Buffer[] = [], options: { db?: Buffer } = 
     if (r[0] !== T.DIR) fileBytes += Number(r.readBigUInt64BE(16));
   }
   return [manifestRecord(), ...all, endRecord(entries, fileBytes)];
+}
+
+/**
+ * V8's collector, exposed at run time (the test process is not started with --expose-gc). Run
+ * twice: the second collection finishes sweeping the first's dead Buffers, which
+ * `arrayBuffers` would otherwise still count.
+ */
+export function collector(): () => void {
+  setFlagsFromString("--expose-gc");
+  const gc = runInNewContext("gc") as () => void;
+  return () => {
+    gc();
+    gc();
+  };
 }

@@ -51,27 +51,35 @@ async function openFile(path: string): Promise<ByteSource> {
 
 /**
  * A file read sequentially into two fixed buffers in turn: the next read is in flight while the
- * bytes of the last are copied out, and a buffer is refilled only once all its bytes were.
+ * bytes of the last are copied out, and a buffer is refilled only once all its bytes were. The
+ * first read goes straight into the caller's buffer; the buffers are made and the read-ahead starts
+ * at the second. The header is read before Argon2id, whose 64 MiB are the peak of a verify or a
+ * restore: no read-ahead byte is in memory until Argon2id is done.
  */
 class FileSource implements ByteSource {
   readonly size: number;
   readonly #handle: FileHandle;
-  /** The buffer the read in flight fills, and the other one (the current chunk's). */
-  #filling = Buffer.allocUnsafe(READ_AHEAD_BYTES);
-  #spare = Buffer.allocUnsafe(READ_AHEAD_BYTES);
+  /** The buffer the read in flight fills, and the other one (the current chunk's); made at the second read. */
+  #filling = Buffer.alloc(0);
+  #spare = Buffer.alloc(0);
   #chunk = Buffer.alloc(0);
   #at = 0;
   #position = 0;
-  /** The read filling `#filling`, or undefined once the file ended or the source closed. */
-  #ahead: Promise<number> | undefined;
+  /** The read filling `#filling`; undefined until the second read, null once the file ended or the source closed. */
+  #ahead: Promise<number> | undefined | null;
 
   constructor(handle: FileHandle, size: number) {
     this.#handle = handle;
     this.size = size;
-    this.#ahead = this.#readAhead();
   }
 
   async read(target: Buffer, offset: number, length: number): Promise<number> {
+    if (this.#ahead === undefined) {
+      if (this.#position === 0) return this.#readFirst(target, offset, length);
+      this.#filling = Buffer.allocUnsafe(READ_AHEAD_BYTES);
+      this.#spare = Buffer.allocUnsafe(READ_AHEAD_BYTES);
+      this.#ahead = this.#readAhead();
+    }
     let done = 0;
     while (done < length) {
       if (this.#at === this.#chunk.length && !(await this.#next())) break;
@@ -89,23 +97,40 @@ class FileSource implements ByteSource {
 
   async close(): Promise<void> {
     const ahead = this.#ahead;
-    this.#ahead = undefined;
+    this.#ahead = null;
     await ahead?.catch(() => undefined);
     await this.#handle.close().catch(() => undefined);
   }
 
+  async #readFirst(target: Buffer, offset: number, length: number): Promise<number> {
+    let done = 0;
+    try {
+      while (done < length) {
+        const { bytesRead } = await this.#handle.read(target, offset + done, length - done, done);
+        if (bytesRead === 0) break;
+        done += bytesRead;
+      }
+    } catch (error) {
+      this.#ahead = null;
+      throw ioError("reading the archive failed", error);
+    }
+    this.#position = done;
+    if (done < length) this.#ahead = null;
+    return done;
+  }
+
   /** Takes the read in flight as the current chunk and starts the next; false at the end. */
   async #next(): Promise<boolean> {
-    if (this.#ahead === undefined) return false;
+    if (!this.#ahead) return false;
     let got: number;
     try {
       got = await this.#ahead;
     } catch (error) {
-      this.#ahead = undefined;
+      this.#ahead = null;
       throw ioError("reading the archive failed", error);
     }
     if (got === 0) {
-      this.#ahead = undefined;
+      this.#ahead = null;
       return false;
     }
     this.#chunk = this.#filling.subarray(0, got);
