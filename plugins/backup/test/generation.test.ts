@@ -1,3 +1,4 @@
+import { closeSync, openSync, readdirSync, writeSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, utimes, writeFile } from "node:fs/promises";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -194,6 +195,33 @@ describe("writeGeneration", () => {
     );
     expect(error.code).toBe("E_UNSTABLE_FILE");
     expect(error.path).toBe("settings/api-key");
+    expect(await readdir(target)).toEqual([]);
+  });
+
+  it("publishes nothing when the written file fails its read-after-write check (E_VERIFY)", async () => {
+    let damaged = false;
+    const error = await failure(
+      writeGeneration(
+        options({
+          // Once the first MiB is out, a byte of the first frame changes on disk behind the writer.
+          onProgress: (written) => {
+            if (damaged || written < 1024 * 1024) return;
+            const partial = readdirSync(target).find((name) => name.includes(".partial-"));
+            if (partial === undefined) throw new Error("no partial file while writing");
+            const fd = openSync(join(target, partial), "r+");
+            try {
+              writeSync(fd, Buffer.from([0x5a]), 0, 1, 1000);
+            } finally {
+              closeSync(fd);
+            }
+            damaged = true;
+          },
+        }),
+      ),
+    );
+    expect(damaged).toBe(true);
+    expect(error.code).toBe("E_VERIFY");
+    expect(error.message).toMatch(/failed its read-after-write check: .*E_FRAME_AUTH/);
     expect(await readdir(target)).toEqual([]);
   });
 

@@ -8,11 +8,14 @@ import {
   createVpbkWriter,
   DEFAULT_KDF,
   deriveKekAhead,
+  FRAME_OVERHEAD_BYTES,
+  FRAME_PLAINTEXT_BYTES,
   type KdfParams,
   type KekDerivation,
   type PreparedKek,
   verifyVpbk,
   VpbkError,
+  type VpbkWriteSummary,
 } from "../format/index.js";
 import { BackupError } from "../snapshot/errors.js";
 import { type FileCopyHooks, type SkippedEntry, walkDataDir, writeDataFiles } from "../snapshot/files.js";
@@ -25,6 +28,13 @@ import { fsyncDir } from "../restore/durable.js";
 
 /** `*.partial-*` files older than this are removed after a successful generation (§2.6 step 7). */
 export const PARTIAL_MAX_AGE_MS = 60 * 60 * 1000;
+
+/**
+ * What the writer's output buffers before it waits for the file: 16 whole frames (about 1 MiB),
+ * handed to the file in writes of that size. With the writer's default of four frames, each
+ * 256 KiB write was a thread-pool round trip the sealing waited on (docs/benchmarks.md, "Backup").
+ */
+const OUTPUT_BUFFER_BYTES = 16 * (FRAME_PLAINTEXT_BYTES + FRAME_OVERHEAD_BYTES);
 
 export interface WriteGenerationOptions {
   /** The data dir (`<dataDir>/db/vellum.sqlite`, `media/`, `mailboxes/`, `settings/`, `pgp/`). */
@@ -63,7 +73,7 @@ export interface WriteGenerationOptions {
   fileHooks?: FileCopyHooks | undefined;
   /**
    * Tests only: called synchronously when the temporary `.partial-*` file was created, still empty
-   * (`partial`), and when it is written and fsynced but not yet published (`sealed`), so a crash
+   * (`partial`), and when it is written, fsynced and checked but not yet published (`sealed`), so a crash
    * test can stop the process there. It must not throw.
    */
   onStep?: ((step: "partial" | "sealed") => void) | undefined;
@@ -189,6 +199,7 @@ async function writeSnapshot(
     manifest,
     kdf: options.kdf,
     kek,
+    highWaterMark: OUTPUT_BUFFER_BYTES,
   });
   const tmpPath = join(target, `.${name}.partial-${randomBytes(6).toString("hex")}`);
   const handle = await open(
@@ -197,8 +208,9 @@ async function writeSnapshot(
     0o600,
   );
   options.onStep?.("partial");
-  let summary;
+  let summary: VpbkWriteSummary;
   let skipped: SkippedEntry[];
+  let sealed = false;
   try {
     const walkStart = now();
     const walk = await walkDataDir(dataDir);
@@ -221,11 +233,18 @@ async function writeSnapshot(
       throw error;
     }
     await sink;
-    await handle.sync();
+    const [synced, checked] = await Promise.allSettled([
+      handle.sync(),
+      readAfterWrite(tmpPath, finalPath, writer.dataKey, summary),
+    ]);
+    if (synced.status === "rejected") throw synced.reason;
+    if (checked.status === "rejected") throw checked.reason;
+    sealed = true;
     options.onStep?.("sealed");
   } finally {
     await handle.close();
-    if (summary === undefined) await unlink(tmpPath).catch(() => undefined);
+    // Nothing that was not written whole, fsynced and checked is published: the partial file goes.
+    if (!sealed) await unlink(tmpPath).catch(() => undefined);
   }
   try {
     await publish(tmpPath, finalPath);
@@ -233,16 +252,6 @@ async function writeSnapshot(
     await unlink(tmpPath).catch(() => undefined);
   }
   await fsyncDir(target);
-  try {
-    const check = await verifyVpbk(finalPath, { dataKey: writer.dataKey, trustContentDigests: true });
-    if (check.contentRoot !== summary.contentRoot || check.generationId !== summary.generationId) {
-      throw new BackupError("E_VERIFY", "the re-read generation differs from what was written");
-    }
-  } catch (error) {
-    if (error instanceof BackupError) throw error;
-    const reason = error instanceof VpbkError ? error.describe() : String(error);
-    throw new BackupError("E_VERIFY", `${finalPath} failed its read-after-write check: ${reason}`, { cause: error });
-  }
   await removeOldPartials(target, now());
   return {
     path: finalPath,
@@ -302,6 +311,32 @@ async function timedSnapshot(
     await snapshot.close();
   }
   throw new BackupError("E_CLOCK_BEHIND", "T0 kept falling in an already labelled second");
+}
+
+/**
+ * §2.6 step 6, the read-after-write check: the written file is read back with the generation's
+ * data key, every frame authenticated, the record stream and the content root checked (the root
+ * rebuilt from the digests the stream carries). It runs on the partial file while its fsync is
+ * under way, the two being independent (the re-read comes from the page cache either way), and
+ * the generation is published under `finalPath` only once both succeeded: a generation that
+ * fails its check is never published.
+ */
+async function readAfterWrite(
+  partialPath: string,
+  finalPath: string,
+  dataKey: Buffer,
+  written: VpbkWriteSummary,
+): Promise<void> {
+  try {
+    const check = await verifyVpbk(partialPath, { dataKey, trustContentDigests: true });
+    if (check.contentRoot !== written.contentRoot || check.generationId !== written.generationId) {
+      throw new BackupError("E_VERIFY", "the re-read generation differs from what was written");
+    }
+  } catch (error) {
+    if (error instanceof BackupError) throw error;
+    const reason = error instanceof VpbkError ? error.describe() : String(error);
+    throw new BackupError("E_VERIFY", `${finalPath} failed its read-after-write check: ${reason}`, { cause: error });
+  }
 }
 
 async function drain(

@@ -23,7 +23,7 @@ const CODES = {
   E_UNSTABLE_FILE: 4,
   /** Reading or writing failed. */
   E_IO: 4,
-  /** The published generation failed its read-after-write check. */
+  /** A new generation failed its read-after-write check (and was not published). */
   E_VERIFY: 1,
   /** BACKUP_OFF=true: a manual backup is refused (restore and verify still work). */
   E_DISABLED: 5,
