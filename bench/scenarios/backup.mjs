@@ -41,7 +41,7 @@ const DESCRIPTIONS = {
   "raw-decrypt": "raw AES-256-GCM decrypt: read that file, one decipher object per frame, check every tag, discard",
   "raw-decrypt-write": "raw decrypt as above, then write the plaintext to one file and fsync",
   backup:
-    "writeGeneration: serialize() snapshot in a worker (handed over in 1 MiB slices), each file read once with its SHA-256, encrypt, write, fsync, publish, then the read-after-write check of every frame (content digests taken from the authenticated stream)",
+    "writeGeneration: serialize() snapshot in a worker (handed over in 1 MiB slices), each file read once with its SHA-256, encrypt, write (1 MiB writes), then fsync and the read-after-write check of every frame side by side (content digests taken from the authenticated stream), then publish",
   verify: "verifyVpbk: Argon2id, decrypt and authenticate every frame, decode records, check every per-file SHA-256",
   restore:
     "restoreGeneration: Argon2id, decrypt, write every file into staging with fdatasync, integrity_check, fsync the tree, rename into place",
