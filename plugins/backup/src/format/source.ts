@@ -1,4 +1,5 @@
 import { type FileHandle, open } from "node:fs/promises";
+import { readFull } from "../file-io.js";
 import { VpbkError } from "./errors.js";
 
 /**
@@ -103,13 +104,9 @@ class FileSource implements ByteSource {
   }
 
   async #readFirst(target: Buffer, offset: number, length: number): Promise<number> {
-    let done = 0;
+    let done: number;
     try {
-      while (done < length) {
-        const { bytesRead } = await this.#handle.read(target, offset + done, length - done, done);
-        if (bytesRead === 0) break;
-        done += bytesRead;
-      }
+      done = await readFull(this.#handle, target.subarray(offset, offset + length), 0);
     } catch (error) {
       this.#ahead = null;
       throw ioError("reading the archive failed", error);

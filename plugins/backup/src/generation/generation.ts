@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import { constants } from "node:fs";
-import { type FileHandle, link, lstat, open, readdir, realpath, rename, unlink } from "node:fs/promises";
+import { type FileHandle, lstat, open, realpath, unlink } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join, relative, sep } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -13,8 +13,6 @@ import {
   type KdfParams,
   type KekDerivation,
   type PreparedKek,
-  verifyVpbk,
-  VpbkError,
   type VpbkWriteSummary,
 } from "../format/index.js";
 import { BackupError } from "../snapshot/errors.js";
@@ -23,11 +21,9 @@ import { type DbSnapshot, snapshotDatabase } from "../snapshot/sqlite.js";
 import { listGenerations } from "../policy/generations.js";
 import { PACKAGE_VERSION } from "../version.js";
 import { acquireLock, withMutex } from "./lock.js";
-import { generationName, isPartialName } from "./naming.js";
+import { generationName } from "./naming.js";
+import { publish, readAfterWrite, removeOldPartials } from "./publish.js";
 import { fsyncDir } from "../restore/durable.js";
-
-/** `*.partial-*` files older than this are removed after a successful generation (§2.6 step 7). */
-export const PARTIAL_MAX_AGE_MS = 60 * 60 * 1000;
 
 /**
  * What the writer's output buffers before it waits for the file: 16 whole frames (about 1 MiB),
@@ -313,32 +309,6 @@ async function timedSnapshot(
   throw new BackupError("E_CLOCK_BEHIND", "T0 kept falling in an already labelled second");
 }
 
-/**
- * §2.6 step 6, the read-after-write check: the written file is read back with the generation's
- * data key, every frame authenticated, the record stream and the content root checked (the root
- * rebuilt from the digests the stream carries). It runs on the partial file while its fsync is
- * under way, the two being independent (the re-read comes from the page cache either way), and
- * the generation is published under `finalPath` only once both succeeded: a generation that
- * fails its check is never published.
- */
-async function readAfterWrite(
-  partialPath: string,
-  finalPath: string,
-  dataKey: Buffer,
-  written: VpbkWriteSummary,
-): Promise<void> {
-  try {
-    const check = await verifyVpbk(partialPath, { dataKey, trustContentDigests: true });
-    if (check.contentRoot !== written.contentRoot || check.generationId !== written.generationId) {
-      throw new BackupError("E_VERIFY", "the re-read generation differs from what was written");
-    }
-  } catch (error) {
-    if (error instanceof BackupError) throw error;
-    const reason = error instanceof VpbkError ? error.describe() : String(error);
-    throw new BackupError("E_VERIFY", `${finalPath} failed its read-after-write check: ${reason}`, { cause: error });
-  }
-}
-
 async function drain(
   readable: AsyncIterable<unknown>,
   handle: FileHandle,
@@ -357,47 +327,6 @@ async function drain(
   }
 }
 
-/** Publishes without clobbering: link() (EEXIST → E_NAME_TAKEN); without hard links, exists? → error, else rename. */
-async function publish(tmpPath: string, finalPath: string): Promise<void> {
-  try {
-    await link(tmpPath, finalPath);
-    return;
-  } catch (error) {
-    if (isCode(error, "EEXIST")) {
-      throw new BackupError("E_NAME_TAKEN", `${finalPath} already exists; nothing was replaced`, { cause: error });
-    }
-    if (
-      !isCode(error, "EPERM") &&
-      !isCode(error, "ENOTSUP") &&
-      !isCode(error, "EOPNOTSUPP") &&
-      !isCode(error, "ENOSYS")
-    ) {
-      throw error;
-    }
-  }
-  // No hard links on this file system: check and rename, under the lock we hold.
-  try {
-    await lstat(finalPath);
-    throw new BackupError("E_NAME_TAKEN", `${finalPath} already exists; nothing was replaced`);
-  } catch (error) {
-    if (!isCode(error, "ENOENT")) throw error;
-  }
-  await rename(tmpPath, finalPath);
-}
-
-async function removeOldPartials(target: string, nowMs: number): Promise<void> {
-  for (const name of await readdir(target)) {
-    if (!isPartialName(name)) continue;
-    const path = join(target, name);
-    try {
-      const stats = await lstat(path);
-      if (stats.isFile() && nowMs - stats.mtimeMs > PARTIAL_MAX_AGE_MS) await unlink(path);
-    } catch (error) {
-      if (!isCode(error, "ENOENT")) throw error;
-    }
-  }
-}
-
 async function realDir(path: string, what: string): Promise<string> {
   try {
     const real = await realpath(path);
@@ -407,8 +336,4 @@ async function realDir(path: string, what: string): Promise<string> {
     if (error instanceof BackupError) throw error;
     throw new BackupError("E_TARGET", `the ${what} ${path} cannot be resolved: ${String(error)}`, { cause: error });
   }
-}
-
-function isCode(error: unknown, code: string): boolean {
-  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === code;
 }

@@ -4,6 +4,7 @@ import { link, lstat, open, readFile, rename, unlink } from "node:fs/promises";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { BackupError } from "../snapshot/errors.js";
+import { isCode } from "../file-io.js";
 
 /** The single-flight lock file in BACKUP_TARGET (§2.6 step 2). */
 export const LOCK_NAME = ".vellum-backup.lock";
@@ -159,8 +160,4 @@ async function releaseLock(path: string, ino: bigint): Promise<void> {
   } catch (error) {
     if (!isCode(error, "ENOENT")) throw error;
   }
-}
-
-function isCode(error: unknown, code: string): boolean {
-  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === code;
 }

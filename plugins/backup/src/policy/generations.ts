@@ -5,6 +5,7 @@ import { HEADER_BYTES, parseHeader, type VpbkHeader, VpbkError } from "../format
 import { LOCK_NAME } from "../generation/lock.js";
 import { isPartialName, nameSecond } from "../generation/naming.js";
 import { BackupError } from "../snapshot/errors.js";
+import { isCode, readFull } from "../file-io.js";
 
 /**
  * What BACKUP_TARGET holds, read cheaply (backup-format.md §4): each generation's cleartext header
@@ -132,12 +133,7 @@ export async function readGenerationHeader(path: string): Promise<{ header: Vpbk
     const stats = await handle.stat();
     if (!stats.isFile()) throw new VpbkError("E_IO", `${path} is not a regular file`);
     const head = Buffer.alloc(HEADER_BYTES);
-    let got = 0;
-    while (got < HEADER_BYTES) {
-      const { bytesRead } = await handle.read(head, got, HEADER_BYTES - got, got);
-      if (bytesRead === 0) break;
-      got += bytesRead;
-    }
+    const got = await readFull(handle, head, 0);
     return { header: parseHeader(head.subarray(0, got)), bytes: stats.size };
   } finally {
     await handle.close();
@@ -147,8 +143,4 @@ export async function readGenerationHeader(path: string): Promise<{ header: Vpbk
 function describe(error: unknown): string {
   if (error instanceof VpbkError) return error.describe();
   return error instanceof Error ? error.message : String(error);
-}
-
-function isCode(error: unknown, code: string): boolean {
-  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === code;
 }

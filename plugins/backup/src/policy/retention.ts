@@ -3,6 +3,7 @@ import { basename, join } from "node:path";
 import { BackupError } from "../snapshot/errors.js";
 import { type GenerationInfo, readGenerationHeader } from "./generations.js";
 import { fsyncDir } from "../restore/durable.js";
+import { isCode } from "../file-io.js";
 
 /**
  * Retention (backup-format.md §4): "24 generations or 30 days, whichever keeps more". A
@@ -111,8 +112,4 @@ async function unchanged(path: string, generation: GenerationInfo): Promise<bool
     // Vanished, unreadable, no longer a well-formed header: not what was planned, so not removed.
     return false;
   }
-}
-
-function isCode(error: unknown, code: string): boolean {
-  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === code;
 }

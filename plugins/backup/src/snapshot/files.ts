@@ -3,6 +3,7 @@ import { type FileHandle, lstat, open, readdir } from "node:fs/promises";
 import { VpbkError, type VpbkWriter } from "../format/index.js";
 import { pathViolation, printablePath } from "../format/paths.js";
 import { BackupError } from "./errors.js";
+import { isCode, readFull } from "../file-io.js";
 
 /** The data dir folders a generation walks (§3.1 step 3), those present only; `db` is the snapshot. */
 export const WALKED_FOLDERS: readonly string[] = Object.freeze(["mailboxes", "media", "pgp", "settings", "storage"]);
@@ -199,8 +200,8 @@ async function copyFile(writer: VpbkWriter, entry: WalkEntry, hooks: FileCopyHoo
       const meta = { mode: Number(before.mode) & 0o7777, mtimeMs: Number(before.mtimeMs), size };
       const whole = size <= SMALL_FILE_BYTES;
       const first = Buffer.allocUnsafe(whole ? size : SMALL_FILE_BYTES);
-      const got = await readAt(handle, first, 0);
-      const extra = whole ? await readAt(handle, Buffer.alloc(1), size) : 0;
+      const got = await readFull(handle, first, 0);
+      const extra = whole ? await readFull(handle, Buffer.alloc(1), size) : 0;
       await hooks.afterRead?.(entry.path, attempt, "check");
       if (got !== first.length || extra !== 0 || !same(before, await handle.stat({ bigint: true }))) continue;
       const content = whole ? first : streamRest(handle, { path: entry.path, attempt, size, before, hooks }, first);
@@ -235,7 +236,7 @@ async function* streamRest(
   try {
     for (;;) {
       const want = Math.min(other.length, file.size - position);
-      ahead = want > 0 ? readAt(handle, other.subarray(0, want), position) : undefined;
+      ahead = want > 0 ? readFull(handle, other.subarray(0, want), position) : undefined;
       ahead?.catch(() => undefined); // awaited below; a failure must not count as unhandled meanwhile
       yield current.subarray(0, length);
       if (ahead === undefined) break;
@@ -249,7 +250,7 @@ async function* streamRest(
     // The writer stopped early (the generation failed): no read may outlive the descriptor.
     await ahead?.catch(() => undefined);
   }
-  const extra = position === file.size ? await readAt(handle, other.subarray(0, 1), position) : 0;
+  const extra = position === file.size ? await readFull(handle, other.subarray(0, 1), position) : 0;
   await file.hooks.afterRead?.(file.path, file.attempt, "copy");
   if (position !== file.size || extra !== 0 || !same(file.before, await handle.stat({ bigint: true }))) {
     throw new BackupError(
@@ -258,17 +259,6 @@ async function* streamRest(
       { path: file.path },
     );
   }
-}
-
-/** Reads until `buffer` is full or the file ends; the bytes read. */
-async function readAt(handle: FileHandle, buffer: Buffer, position: number): Promise<number> {
-  let got = 0;
-  while (got < buffer.length) {
-    const { bytesRead } = await handle.read(buffer, got, buffer.length - got, position + got);
-    if (bytesRead === 0) break;
-    got += bytesRead;
-  }
-  return got;
 }
 
 function same(a: BigIntStats, b: BigIntStats): boolean {
@@ -287,8 +277,4 @@ function specialReason(stats: { isSymbolicLink(): boolean; isFIFO(): boolean; is
   if (stats.isFIFO()) return "fifo";
   if (stats.isSocket()) return "socket";
   return "device";
-}
-
-function isCode(error: unknown, code: string): boolean {
-  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === code;
 }
