@@ -1,11 +1,11 @@
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
-import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { defaultDuration, withServerCpu } from "../lib/load.mjs";
 import { outboxRowCost } from "../lib/outbox-rows.mjs";
-import { freePort, startServer } from "../lib/server.mjs";
+import { freePort } from "../lib/server.mjs";
+import { hookUrl, lagHistogram, startReceivers, totals } from "../lib/webhook-receivers.mjs";
 import { vellum } from "../lib/targets.mjs";
 import { measureCreates, writeHeaders } from "./articles-creates.mjs";
 import { articleBody } from "./articles-data.mjs";
@@ -26,49 +26,8 @@ const POLL_MS = 100;
 const WAIT_MS = 300_000;
 /** The receivers' process exits by itself this long after the longest wait it may see. */
 const RECEIVER_SLACK_SECONDS = 60;
-
-const receiverScript = fileURLToPath(new URL("../servers/webhook-receiver.mjs", import.meta.url));
-
-/**
- * What a receiver reports (`GET /stats`): ms are the receivers' process clock.
- * @typedef {object} ReceiverStats
- * @property {number} port
- * @property {number} count deliveries answered
- * @property {number} firstMs
- * @property {number} lastMs
- * @property {Record<string, number>} bySecond deliveries answered in each whole second of that clock
- * @property {number} outOfOrder
- * @property {number} duplicates
- * @property {{ n: number, p50: number, p95: number, p99: number, max: number }} lagMs commit → arrival
- */
-
-/** A receiver's URL on 127.0.0.1. */
-const hookUrl = (port) => `http://127.0.0.1:${port}/hook`;
-
-/**
- * `count` receivers on 127.0.0.1, one process for them all (see `bench/servers/webhook-receiver.mjs`).
- * @param {number} count
- * @param {{ hold?: boolean }} [options]
- */
-async function startReceivers(count, { hold = false } = {}) {
-  const extra = await Promise.all(Array.from({ length: count - 1 }, freePort));
-  const lifetime = defaultDuration() + (3 * WAIT_MS) / 1000 + RECEIVER_SLACK_SECONDS;
-  const child = await startServer({
-    args: (port) => [
-      receiverScript,
-      ...["--ports", [port, ...extra].join(","), "--lifetime", String(lifetime)],
-      ...(hold ? ["--hold"] : []),
-    ],
-  });
-  const ports = [Number(new URL(child.url).port), ...extra];
-  return {
-    process: child,
-    urls: ports.map(hookUrl),
-    /** @returns {Promise<ReceiverStats[]>} */
-    stats: async () => (await fetch(`${child.url}/stats`)).json(),
-    release: async () => (await fetch(`${child.url}/release`, { method: "POST" })).json(),
-  };
-}
+/** How long the receivers' process may live: the load, three of the longest waits, and slack. */
+const receiverLifetime = () => defaultDuration() + (3 * WAIT_MS) / 1000 + RECEIVER_SLACK_SECONDS;
 
 /** The server's environment with these receivers (none: webhooks installed but off, as by default). */
 const webhookEnv = (urls, extra = {}) => ({
@@ -120,63 +79,6 @@ async function createArticles(url, count, prefix) {
   await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
 }
 
-/**
- * All receivers' counts: deliveries, their rate from the first to the last, the slowest and the
- * fastest whole second between (all receivers together), order and duplicates.
- */
-function totals(stats) {
-  const count = stats.reduce((sum, s) => sum + s.count, 0);
-  const spanMs = Math.max(...stats.map((s) => s.lastMs)) - Math.min(...stats.map((s) => s.firstMs));
-  /** @type {Map<number, number>} */
-  const bySecond = new Map();
-  for (const s of stats) {
-    for (const [second, n] of Object.entries(s.bySecond)) bySecond.set(+second, (bySecond.get(+second) ?? 0) + n);
-  }
-  // The first and the last second are partial.
-  const whole = [...bySecond]
-    .sort(([a], [b]) => a - b)
-    .slice(1, -1)
-    .map(([, n]) => n);
-  return {
-    count,
-    perSecond: spanMs > 0 ? ((count - 1) * 1000) / spanMs : Number.NaN,
-    slowestSecond: whole.length ? Math.min(...whole) : Number.NaN,
-    fastestSecond: whole.length ? Math.max(...whole) : Number.NaN,
-    outOfOrder: stats.reduce((sum, s) => sum + s.outOfOrder, 0),
-    duplicates: stats.reduce((sum, s) => sum + s.duplicates, 0),
-  };
-}
-
-/**
- * Commit → delivery from the server's `service_webhook_delivery_lag_seconds` histogram (all
- * receivers together): the count, the mean, and the bucket bounds holding the median and the 99th.
- */
-async function lagHistogram(url) {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  /** @type {Map<number, number>} */
-  const buckets = new Map();
-  let sum = 0;
-  let count = 0;
-  for (const line of text.split("\n")) {
-    if (!line.startsWith("service_webhook_delivery_lag_seconds")) continue;
-    const value = Number(line.slice(line.lastIndexOf(" ") + 1));
-    if (line.startsWith("service_webhook_delivery_lag_seconds_bucket")) {
-      const le = /le="([^"]+)"/.exec(line)?.[1] ?? "+Inf";
-      const bound = le === "+Inf" ? Number.POSITIVE_INFINITY : Number(le);
-      buckets.set(bound, (buckets.get(bound) ?? 0) + value);
-    } else if (line.startsWith("service_webhook_delivery_lag_seconds_sum")) sum += value;
-    else if (line.startsWith("service_webhook_delivery_lag_seconds_count")) count += value;
-  }
-  const sorted = [...buckets].sort(([a], [b]) => a - b);
-  const bound = (q) => sorted.find(([, n]) => n >= q * count)?.[0] ?? Number.NaN;
-  return {
-    count,
-    meanMs: count ? (sum / count) * 1000 : Number.NaN,
-    p50LeMs: bound(0.5) * 1000,
-    p99LeMs: bound(0.99) * 1000,
-  };
-}
-
 const n0 = (value) => (Number.isFinite(value) ? value.toFixed(0) : "n/a");
 const n1 = (value) => (Number.isFinite(value) ? value.toFixed(1) : "n/a");
 const cpuText = (us) => (typeof us === "number" ? `${us.toFixed(0)} µs` : "n/a");
@@ -189,7 +91,7 @@ const orderText = (t) => `${t.outOfOrder} out of commit order, ${t.duplicates} t
  * delivery to the last, over all receivers. CPU per delivery: the server's and the receivers'.
  */
 async function deliveryRate(receiverCount) {
-  const receivers = await startReceivers(receiverCount, { hold: true });
+  const receivers = await startReceivers(receiverCount, { hold: true, lifetimeSeconds: receiverLifetime() });
   let server;
   let counts;
   try {
@@ -241,7 +143,10 @@ async function deliveryRate(receiverCount) {
  * each receiver's later events wait behind its first one's retry.
  */
 async function createRun(receiverCount, { hold = false, down = false } = {}) {
-  const receivers = receiverCount && !down ? await startReceivers(receiverCount, { hold }) : undefined;
+  const receivers =
+    receiverCount && !down
+      ? await startReceivers(receiverCount, { hold, lifetimeSeconds: receiverLifetime() })
+      : undefined;
   // A receiver that is down: nothing listens on its port, so every attempt is refused at once.
   const downUrls = down ? (await Promise.all(Array.from({ length: receiverCount }, freePort))).map(hookUrl) : [];
   let server;
