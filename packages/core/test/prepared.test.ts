@@ -1,7 +1,7 @@
 import Database from "better-sqlite3";
 import { Kysely, SqliteDialect, sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
-import { PreparedColumn, PreparedQuery } from "../src/db/prepared.js";
+import { PreparedColumn, PreparedInsert, PreparedQuery } from "../src/db/prepared.js";
 import { COLUMN_SQL_PREFIX, withStatementCache } from "../src/db/statement-cache.js";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests use ad-hoc tables
@@ -41,6 +41,41 @@ describe("PreparedColumn", () => {
     expect(() => new PreparedColumn(db.selectFrom("t").select("doc").where("id", "=", 1).compile(), 0)).toThrow(
       /1 parameters, expected 0/,
     );
+  });
+});
+
+describe("PreparedInsert", () => {
+  it("inserts any number of rows in order, 64 a statement, inside a transaction too", async () => {
+    const statements: number[] = [];
+    const db: AnyDb = new Kysely({
+      dialect: new SqliteDialect({ database: withStatementCache(new Database(":memory:")) }),
+      log: (event) => void (event.query.sql.startsWith("insert") && statements.push(event.query.parameters.length / 2)),
+    });
+    open.push(db);
+    await sql`CREATE TABLE r (n INTEGER, label TEXT)`.execute(db);
+    const insert = new PreparedInsert(db, "r", ["n", "label"]);
+    let next = 0;
+    const rows = (count: number) => Array.from({ length: count }, () => [++next, `row ${next}`]);
+    for (const count of [0, 1, 64, 65, 130]) await insert.run(db, rows(count));
+    // Rows per statement: none for no rows, then at most 64.
+    expect(statements).toEqual([1, 64, 64, 1, 64, 64, 2]);
+    await db.transaction().execute((trx) => insert.run(trx, rows(3)));
+    await expect(
+      db.transaction().execute(async (trx) => {
+        await insert.run(trx, rows(2));
+        throw new Error("rolled back");
+      }),
+    ).rejects.toThrow("rolled back");
+    const stored = await db.selectFrom("r").select(["n", "label"]).orderBy("rowid").execute();
+    expect(stored.map((row) => row.n)).toEqual(Array.from({ length: 263 }, (_, i) => i + 1));
+    expect(stored[262]).toEqual({ n: 263, label: "row 263" });
+  });
+
+  it("refuses a row whose values do not match the columns", async () => {
+    const db = await database(true);
+    const insert = new PreparedInsert(db, "t", ["doc", "data"]);
+    await expect(insert.run(db, [["only one"]])).rejects.toThrow("a row of 1 values for the 2 columns of t");
+    expect(await db.selectFrom("t").select("id").execute()).toHaveLength(3);
   });
 });
 

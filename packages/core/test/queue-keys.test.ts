@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { collectForCommit } from "../src/db/write.js";
 import type { JobRecord } from "../src/queue/types.js";
 import type { AnyTransaction } from "./helpers/job-queue.js";
 import { effectValues, insertEffect, queueTestbed } from "./helpers/queue-testbed.js";
@@ -95,6 +96,49 @@ describe("job order per key", () => {
       ["A:first", "B:other"],
       ["A:first", "A:second", "A:third"],
     ]);
+  });
+
+  it("a required flush that fails fails its batch, which is applied again a job at a time: only that job's key waits", async () => {
+    const { db, queue, errors, process } = await setup();
+    const jobs = [];
+    for (const [type, key] of [
+      ["bad", "A"],
+      ["after-bad", "A"],
+      ["good", "B"],
+      ["also-good", "C"],
+    ] as const) {
+      jobs.push(await queue.enqueue(db, "docs", type, { type }, key));
+    }
+    const [bad, afterBad] = jobs;
+    const flushed: string[][] = [];
+    process(
+      "docs",
+      async (job, w) => {
+        await insertEffect(w.trx, job);
+        await collectForCommit(
+          w.trx,
+          "docs:outbox",
+          job.type,
+          async (_trx, types: string[]) => {
+            if (types.includes("bad")) throw new Error("the outbox refuses 'bad'");
+            flushed.push(types);
+          },
+          { required: true },
+        );
+      },
+      { backoffMs: LONG_BACKOFF, maxAttempts: 2 },
+    );
+    queue.start();
+    await waitFor(async () => (await queue.get(bad!.id))?.attempts === 1);
+    await waitFor(async () => (await queue.depth("docs")) === 2);
+    // The batch of four failed as a whole; alone, each job commits with its own flush, except 'bad',
+    // whose failure is recorded against it (its effect rolled back) and holds back its key.
+    expect(flushed).toEqual([["good"], ["also-good"]]);
+    expect(await queue.get(bad!.id)).toMatchObject({ status: "queued", attempts: 1, error_code: "internal_error" });
+    expect((await queue.get(bad!.id))?.last_error).toBe("the outbox refuses 'bad'");
+    expect(await queue.get(afterBad!.id)).toMatchObject({ status: "queued", attempts: 0 });
+    expect(await effectValues(db)).toEqual([{ type: "good" }, { type: "also-good" }]);
+    expect(errors).toEqual([]);
   });
 
   it("jobs without a key are not ordered: one waiting for its retry holds back none", async () => {

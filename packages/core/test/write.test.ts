@@ -132,6 +132,33 @@ describe("commit hooks of a write (ctx.write)", () => {
     expect(await hookFailures(t, "outbox", "article:commit")).toBeUndefined();
   });
 
+  it("fail the write when a required flush fails: neither the change nor what the flush wrote commits", async () => {
+    const outbox = committer(
+      "outbox",
+      ({ article, trx }) =>
+        collectForCommit(
+          trx,
+          "outbox:rows",
+          article.id,
+          async (flushTrx, ids: string[]) => {
+            await flushTrx
+              .insertInto("outbox_rows")
+              .values(ids.map((id) => ({ id })))
+              .execute();
+            if (ids.includes("lost")) throw new Error("outbox full");
+          },
+          { required: true },
+        ),
+      { required: true },
+    );
+    t = await createTestVellum({ plugins: [notesPlugin(), outbox] });
+
+    expect((await postNote(t, "kept")).status).toBe(201);
+    expect((await postNote(t, "lost")).status).toBe(500);
+    expect(await noteCount(t)).toBe(1);
+    expect(await rowIds("outbox_rows")).toEqual(["kept"]);
+  });
+
   it("refuse a required subscriber on a hook that is not a commit hook", async () => {
     const wrong = definePlugin({
       name: "wrong",

@@ -1,4 +1,4 @@
-import { type KernelTables, PreparedQuery, type PluginQueue, sql, type Transaction } from "@vellum/core";
+import { type KernelTables, PreparedInsert, PreparedQuery, type PluginQueue, sql } from "@vellum/core";
 import type { WebhookEvent } from "./events.js";
 import type { Receiver } from "./receivers.js";
 import type { WebhooksDb, WebhooksTables } from "./tables.js";
@@ -12,32 +12,37 @@ export interface DeliveryPayload {
 
 /**
  * The outbox: an event's body written once, and one delivery per receiver, in the transaction of
- * the change that caused it; the bodies of events whose deliveries are all done are pruned.
+ * the change that caused it (a batch's events together, two statements for all of them); the
+ * bodies of events whose deliveries are all done are pruned.
  */
 export class Outbox {
   readonly #queue: PluginQueue<Schema>;
   readonly #receivers: readonly Receiver[];
-  readonly #insertEvent: PreparedQuery;
+  readonly #insertEvents: PreparedInsert;
   readonly #body: PreparedQuery<{ body: string }>;
 
   constructor(db: WebhooksDb, queue: PluginQueue<Schema>, receivers: readonly Receiver[]) {
     this.#queue = queue;
     this.#receivers = receivers;
     // Compiled once: these run for every change and every delivery.
-    this.#insertEvent = new PreparedQuery(
-      db.insertInto("webhook_events").values({ id: "", type: "", body: "", created_at: "" }).compile(),
-      4,
-    );
+    this.#insertEvents = new PreparedInsert(db, "webhook_events", ["id", "type", "body", "created_at"]);
     this.#body = new PreparedQuery(db.selectFrom("webhook_events").select("body").where("id", "=", "").compile(), 1);
   }
 
-  /** Writes `event` and its deliveries through `trx`: they exist only if the change commits. */
-  async write(trx: Transaction<Schema>, event: WebhookEvent): Promise<void> {
-    await this.#insertEvent.run(trx, [event.id, event.type, event.body, event.createdAt]);
-    const payload: DeliveryPayload = { event: event.id };
-    for (const receiver of this.#receivers) {
-      await this.#queue.enqueue(trx, event.type, payload, { key: receiver.url });
-    }
+  /**
+   * Writes `events` and their deliveries through `trx`: they exist only if the changes commit.
+   * The deliveries' ids follow the events' order, so each receiver gets them in commit order.
+   */
+  async write(trx: WebhooksDb, events: readonly WebhookEvent[]): Promise<void> {
+    await this.#insertEvents.run(
+      trx,
+      events.map((event) => [event.id, event.type, event.body, event.createdAt]),
+    );
+    const deliveries = events.flatMap((event) => {
+      const payload: DeliveryPayload = { event: event.id };
+      return this.#receivers.map((receiver) => ({ type: event.type, payload, key: receiver.url }));
+    });
+    await this.#queue.enqueueMany(trx, deliveries);
   }
 
   /** The body of event `id`, or undefined when it was pruned. */

@@ -1,9 +1,9 @@
-import { definePlugin } from "@vellum/core";
+import { collectForCommit, definePlugin } from "@vellum/core";
 import { webhooksComponent } from "./component.js";
 import { createDispatcher } from "./dispatcher.js";
-import { articleEvent } from "./events.js";
+import { articleEvent, type WebhookEvent } from "./events.js";
 import { Outbox } from "./outbox.js";
-import { webhooksMigrations, type WebhooksTables } from "./tables.js";
+import { type WebhooksDb, webhooksMigrations, type WebhooksTables } from "./tables.js";
 import { createWebhookMetrics } from "./metrics.js";
 import { checkWebhooksSettings, WEBHOOKS_SETTINGS, type WebhooksOptions } from "./options.js";
 import { createReceivers, findReceiver } from "./receivers.js";
@@ -65,9 +65,12 @@ export const webhooks = definePlugin<WebhooksOptions, WebhooksTables>({
 
     if (receivers.length > 0) {
       // Required: a change whose events cannot be written does not commit (and its write is retried).
+      // The events of a transaction (a batch of queued creates) are written together before it commits.
+      const writeEvents = (trx: WebhooksDb, events: WebhookEvent[]) => outbox.write(trx, events);
       ctx.hooks.hook(
         "article:commit",
-        async ({ op, article, trx }) => outbox.write(ctx.transaction(trx), articleEvent(op, article)),
+        ({ op, article, trx }) =>
+          collectForCommit(trx, "webhooks:outbox", articleEvent(op, article), writeEvents, { required: true }),
         { optional: true, required: true },
       );
     }

@@ -28,12 +28,14 @@ async function setup() {
   t = await createTestVellum({ plugins: [webhooks(), probe] });
   const receivers = createReceivers(["http://127.0.0.1:9/a", "http://127.0.0.1:9/b"]);
   const outbox = new Outbox(db!, queue!, receivers);
-  const write = async (id: string) =>
-    db!
-      .transaction()
-      .execute((trx) =>
-        outbox.write(trx, { id, type: "article.created", body: `{"id":"${id}"}`, createdAt: new Date().toISOString() }),
-      );
+  /** Writes the events `ids` in one transaction, as a batch of queued writes does. */
+  const write = async (...ids: string[]) =>
+    db!.transaction().execute((trx) =>
+      outbox.write(
+        trx,
+        ids.map((id) => ({ id, type: "article.created", body: `{"id":"${id}"}`, createdAt: new Date().toISOString() })),
+      ),
+    );
   for (const receiver of receivers) receiver.agent.destroy();
   return { db: db!, queue: queue!, outbox, write };
 }
@@ -41,12 +43,18 @@ async function setup() {
 describe("the outbox", () => {
   it("stores a body once for all receivers, and prunes it only once no delivery waits for it or is dead", async () => {
     const { db, queue, outbox, write } = await setup();
-    for (const id of ["E1", "E2", "E3"]) await write(id);
+    await write("E1", "E2");
+    await write("E3");
     expect(await db.selectFrom("webhook_events").select("id").execute()).toHaveLength(3);
     const jobs = await queue.list({ limit: 10 });
     expect(jobs).toHaveLength(6);
     expect(jobs.map((job) => job.payload)).toContainEqual({ event: "E1" });
     expect(await outbox.body(db, "E2")).toBe('{"id":"E2"}');
+    // Each receiver's deliveries, in id order (the order they go out in), follow the events' order.
+    for (const key of ["http://127.0.0.1:9/a", "http://127.0.0.1:9/b"]) {
+      const mine = jobs.filter((job) => job.key === key).sort((a, b) => a.id.localeCompare(b.id));
+      expect(mine.map((job) => job.payload)).toEqual([{ event: "E1" }, { event: "E2" }, { event: "E3" }]);
+    }
 
     // E1: both delivered; E2: one delivered, one dead; E3: both still waiting.
     const of = (event: string) =>

@@ -31,6 +31,29 @@ interface Collected {
   items: unknown[];
   /** The plugin whose step first collected under the key: a failing flush is reported as its. */
   plugin: string;
+  /** A failing flush fails the transaction instead of being rolled back to its savepoint and reported. */
+  required: boolean;
+}
+
+/** A required flush failed (`cause`), and the transaction with it. */
+export class RequiredFlushError extends Error {
+  constructor(
+    readonly key: string,
+    readonly plugin: string,
+    cause: unknown,
+  ) {
+    super(`the required flush '${key}' of plugin '${plugin}' failed`, { cause });
+  }
+}
+
+/** How a collected flush's failure counts (`collectForCommit`). */
+export interface CollectOptions {
+  /**
+   * The flush's failure fails the whole transaction, like a required commit subscriber's: for
+   * what must commit with the change or not at all (an outbox). Default false: rolled back and
+   * reported, the write commits.
+   */
+  required?: boolean;
 }
 
 const SAVEPOINT = {
@@ -55,10 +78,10 @@ export class WriteScope {
     this.step = owner;
   }
 
-  collect<T>(key: string, item: T, flush: CommitFlush<T>): void {
+  collect<T>(key: string, item: T, flush: CommitFlush<T>, required: boolean): void {
     let collected = this.#collected.get(key);
     if (!collected) {
-      collected = { flush: flush as CommitFlush<unknown>, items: [], plugin: this.step };
+      collected = { flush: flush as CommitFlush<unknown>, items: [], plugin: this.step, required };
       this.#collected.set(key, collected);
     }
     collected.items.push(item);
@@ -84,14 +107,22 @@ export class WriteScope {
     }
   }
 
-  /** Runs every key's flush with its items (in the order keys were first used), each in a savepoint. */
+  /**
+   * Runs every key's flush with its items (in the order keys were first used), each in a
+   * savepoint; a required flush runs without one, and its failure rejects (`RequiredFlushError`).
+   */
   async flush(trx: AnyDb, report: (error: unknown, key: string, plugin: string) => void): Promise<void> {
     for (const [key, collected] of this.#collected) {
       const items = collected.items.splice(0);
       if (items.length === 0) continue;
-      await inSavepoint(trx, () => collected.flush(trx, items)).catch((error: unknown) =>
-        report(error, key, collected.plugin),
-      );
+      if (collected.required)
+        await collected.flush(trx, items).catch((error: unknown) => {
+          throw new RequiredFlushError(key, collected.plugin, error);
+        });
+      else
+        await inSavepoint(trx, () => collected.flush(trx, items)).catch((error: unknown) =>
+          report(error, key, collected.plugin),
+        );
     }
   }
 
@@ -128,13 +159,21 @@ const scopes = new WeakMap<AnyDb, WriteScope>();
 /**
  * Defers part of a write to the end of its transaction, done once for every write of the
  * transaction that collected under `key`: `flush(trx, items)` runs just before the commit, in a
- * savepoint (a failing flush is rolled back and reported; the write still commits). A step that
- * is rolled back takes its items with it. A search index adds the word counts of a whole batch in
- * one statement this way. In a transaction the kernel does not run, `flush` runs at once.
+ * savepoint (a failing flush is rolled back and reported; the write still commits), or, with
+ * `required`, as part of the transaction (a failing flush fails it). A step that is rolled back
+ * takes its items with it. A search index adds the word counts of a whole batch in one statement
+ * this way, and an outbox a batch's events. In a transaction the kernel does not run, `flush`
+ * runs at once.
  */
-export async function collectForCommit<T>(trx: AnyDb, key: string, item: T, flush: CommitFlush<T>): Promise<void> {
+export async function collectForCommit<T>(
+  trx: AnyDb,
+  key: string,
+  item: T,
+  flush: CommitFlush<T>,
+  options: CollectOptions = {},
+): Promise<void> {
   const scope = scopes.get(trx);
-  if (scope) scope.collect(key, item, flush);
+  if (scope) scope.collect(key, item, flush, options.required ?? false);
   else await flush(trx, [item]);
 }
 

@@ -1,6 +1,6 @@
 import type { ConsolaInstance } from "consola";
 import { sql } from "kysely";
-import { PreparedQuery } from "../db/prepared.js";
+import { PreparedInsert } from "../db/prepared.js";
 import type { AnyDb, AnyTransaction, JobsTable } from "../db/types.js";
 import type { Writes } from "../db/write.js";
 import { VellumError } from "../errors/vellum-error.js";
@@ -11,6 +11,7 @@ import type {
   JobFilter,
   JobRecord,
   KeyStats,
+  NewJob,
   ProcessOptions,
   QueueStats,
   TransactionalHandler,
@@ -55,18 +56,14 @@ export class JobQueue {
   readonly #appliedAfterPrune = new Map<string, (id: string) => Promise<boolean>>();
   /** Queues that keep their applied jobs longer or shorter than the default (`retainAppliedMs`). */
   readonly #retention = new Map<string, number>();
-  /** The insert of `enqueue`, compiled once: it runs for every write that goes through a queue. */
-  readonly #insert: PreparedQuery;
+  /** The insert of `enqueueMany`, compiled once per row count: it runs for every write that goes through a queue. */
+  readonly #insert: PreparedInsert;
   #started = false;
 
   constructor(options: JobQueueOptions) {
     this.#options = options;
     this.#db = options.db;
-    const placeholders = Object.fromEntries(JOB_COLUMNS.map((column) => [column, null]));
-    this.#insert = new PreparedQuery(
-      options.db.insertInto(JOBS_TABLE).values(placeholders).compile(),
-      JOB_COLUMNS.length,
-    );
+    this.#insert = new PreparedInsert(options.db, JOBS_TABLE, JOB_COLUMNS);
   }
 
   /** Inserts a job through `executor`; inside the caller's transaction the job exists only if it commits. */
@@ -77,12 +74,22 @@ export class JobQueue {
     payload: unknown,
     key: string | null = null,
   ): Promise<JobRecord> {
+    const [job] = await this.enqueueMany(executor, queue, [{ type, payload, key }]);
+    return job as JobRecord;
+  }
+
+  /**
+   * Inserts `jobs` of `queue` through `executor`, in one statement, with ids in their order;
+   * inside the caller's transaction they exist only if it commits.
+   */
+  async enqueueMany(executor: AnyDb | AnyTransaction, queue: string, jobs: readonly NewJob[]): Promise<JobRecord[]> {
+    if (jobs.length === 0) return [];
     const now = Date.now();
     const timestamp = new Date(now).toISOString();
-    const job: JobRecord = {
+    const records = jobs.map(({ type, payload, key }): JobRecord => ({
       id: nextJobId(now),
       queue,
-      key,
+      key: key ?? null,
       type,
       payload,
       status: "queued",
@@ -92,12 +99,14 @@ export class JobQueue {
       error_code: null,
       created_at: timestamp,
       updated_at: timestamp,
-    };
-    const row: Record<string, unknown> = { ...job, payload: JSON.stringify(payload ?? null) };
-    const values = JOB_COLUMNS.map((column) => row[column]);
-    await this.#insert.run(executor, values);
+    }));
+    const rows = records.map((job) => {
+      const row: Record<string, unknown> = { ...job, payload: JSON.stringify(job.payload ?? null) };
+      return JOB_COLUMNS.map((column) => row[column]);
+    });
+    await this.#insert.run(executor, rows);
     setImmediate(() => this.notify(queue));
-    return job;
+    return records;
   }
 
   /** Registers the one handler of `queue`, owned by plugin `owner`; its worker starts now if the queue is started. */

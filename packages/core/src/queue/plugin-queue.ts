@@ -1,7 +1,8 @@
 import type { Kysely, Transaction } from "kysely";
 import type { AnyDb } from "../db/types.js";
 import type { JobQueue } from "./job-queue.js";
-import type { DeliveryHandler, JobFilter, JobRecord, KeyStats, ProcessOptions, TransactionalHandler } from "./types.js";
+import type { DeliveryHandler, JobFilter, JobRecord, KeyStats, NewJob, ProcessOptions } from "./types.js";
+import type { TransactionalHandler } from "./types.js";
 
 /** One durable job queue of a plugin (`ctx.queue()`, `ctx.queue("mail")`). */
 export interface PluginQueue<DB> {
@@ -17,6 +18,8 @@ export interface PluginQueue<DB> {
     payload: unknown,
     options?: { key?: string },
   ): Promise<JobRecord>;
+  /** Inserts `jobs` in one statement, with ids in their order (so applied in it per key), as `enqueue` does one. */
+  enqueueMany(executor: Kysely<DB> | Transaction<DB>, jobs: readonly NewJob[]): Promise<JobRecord[]>;
   /** Registers the queue's one handler: transactional (a write of this plugin) by default. */
   process(handler: TransactionalHandler<DB>, options?: ProcessOptions & { mode?: "transactional" }): void;
   process(handler: DeliveryHandler, options: ProcessOptions & { mode: "at-least-once" }): void;
@@ -40,6 +43,7 @@ export function createPluginQueue<DB>(queue: JobQueue, plugin: string, name?: st
     name: queueName,
     enqueue: (executor, type, payload, options) =>
       queue.enqueue(executor as unknown as AnyDb, queueName, type, payload, options?.key ?? null),
+    enqueueMany: (executor, jobs) => queue.enqueueMany(executor as unknown as AnyDb, queueName, jobs),
     process: (handler: TransactionalHandler<DB> | DeliveryHandler, options?: ProcessOptions) =>
       queue.process(plugin, queueName, handler as unknown as TransactionalHandler<never>, options),
     async get(id) {

@@ -10,6 +10,13 @@ export interface JobRecord extends Omit<JobsTable, "payload" | "status"> {
   status: JobStatus;
 }
 
+/** A job to enqueue: its type, its payload (JSON) and, for order per key, its key. */
+export interface NewJob {
+  type: string;
+  payload: unknown;
+  key?: string | null;
+}
+
 /**
  * Runs inside the apply transaction, as the owner of a write: its database effects, its commit
  * hooks and the job's `applied` mark commit together, so a job is applied exactly once even

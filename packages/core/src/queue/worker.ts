@@ -2,7 +2,7 @@ import { sql } from "kysely";
 import { PreparedQuery } from "../db/prepared.js";
 import { type DueJobs, dueHeads, dueInBatches, keyHead } from "./due-jobs.js";
 import type { AnyDb, JobsTable } from "../db/types.js";
-import { inSavepoint } from "../db/write.js";
+import { inSavepoint, RequiredFlushError } from "../db/write.js";
 import { publicJobErrorCode } from "./job-error.js";
 import type { JobQueueOptions } from "./job-queue.js";
 import { JOBS_TABLE } from "./migrations.js";
@@ -231,6 +231,38 @@ export class QueueWorker {
    * and the next synchronous commit (an enqueue, durable before its 202) makes it durable.
    */
   async #applyBatch(jobs: JobRecord[]): Promise<void> {
+    for (const failure of await this.#applyOrSplit(jobs)) this.#reportFailure(failure);
+  }
+
+  /**
+   * A required flush that fails (`RequiredFlushError`) fails the whole batch, not one job: the
+   * batch is then applied again one job a transaction, so the failure counts against the job
+   * whose flush fails and the others go on. Any other failure of the transaction (the commit
+   * itself) leaves the jobs queued for the next look.
+   */
+  async #applyOrSplit(jobs: JobRecord[]): Promise<Failure[]> {
+    try {
+      return await this.#applyTogether(jobs);
+    } catch (error) {
+      if (!(error instanceof RequiredFlushError)) throw error;
+      const [only] = jobs;
+      if (jobs.length === 1 && only)
+        return [await this.#deferSync((connection) => this.#recordFailure(connection, only, error.cause))];
+      const failures: Failure[] = [];
+      const failedKeys = new Set<string>();
+      for (const job of jobs) {
+        const key = job.key ?? job.id;
+        if (failedKeys.has(key)) continue;
+        const failed = await this.#applyOrSplit([job]);
+        if (failed.length > 0) failedKeys.add(key);
+        failures.push(...failed);
+      }
+      return failures;
+    }
+  }
+
+  /** `jobs` in one transaction: returns the failures of those that threw, their rows updated in it. */
+  async #applyTogether(jobs: JobRecord[]): Promise<Failure[]> {
     const handler = this.#handler as TransactionalHandler<unknown>;
     const { writes } = this.#shared;
     const failures: Failure[] = [];
@@ -254,7 +286,7 @@ export class QueueWorker {
       }),
     );
     await committed();
-    for (const failure of failures) this.#reportFailure(failure);
+    return failures;
   }
 
   /** Applies queued job `id` now, ahead of the worker, as one write; false when it is no longer queued. */
