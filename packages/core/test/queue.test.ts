@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { collectForCommit } from "../src/db/write.js";
 import { VellumError } from "../src/errors/vellum-error.js";
 import type { JobRecord } from "../src/queue/types.js";
-import { defaultBackoffMs } from "../src/queue/worker.js";
+import { defaultBackoffMs } from "../src/queue/job-error.js";
 import { type AnyDb, type AnyTransaction, TEST_OWNER } from "./helpers/job-queue.js";
 import { effectValues, insertEffect, queueTestbed } from "./helpers/queue-testbed.js";
 import { deferred, sleep, waitFor } from "./helpers/wait.js";

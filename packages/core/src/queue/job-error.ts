@@ -20,3 +20,18 @@ export function jobErrorBody(code: string | null, status: "queued" | "failed"): 
       : "The last attempt failed and the write will be retried; the error was logged.";
   return { code: known, message };
 }
+
+/** Exponential from about one second, doubling per attempt, capped at five minutes, with ±25 % jitter. */
+export function defaultBackoffMs(attempt: number): number {
+  const base = Math.min(1000 * 2 ** Math.max(0, attempt - 1), 300_000);
+  return Math.round(base * (0.75 + Math.random() * 0.5));
+}
+
+/** The most of an error's message a job row keeps. */
+const MAX_ERROR_LENGTH = 2000;
+
+/** The raw message of a job's failure, for its row and the log (never a client). */
+export function errorMessage(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.length > MAX_ERROR_LENGTH ? `${message.slice(0, MAX_ERROR_LENGTH)}…` : message;
+}

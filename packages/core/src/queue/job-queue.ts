@@ -16,7 +16,8 @@ import type {
   QueueStats,
   TransactionalHandler,
 } from "./types.js";
-import { type QueueErrorHandler, QueueWorker, toJobRecord } from "./worker.js";
+import { toJobRecord } from "./job-row.js";
+import { type QueueErrorHandler, QueueWorker } from "./worker.js";
 
 /** Shared by every queue in the process so ids sort in enqueue order even within one millisecond. */
 const nextJobId = ulidFactory();

@@ -3,42 +3,13 @@ import { PreparedQuery } from "../db/prepared.js";
 import { type DueJobs, dueHeads, dueInBatches, keyHead } from "./due-jobs.js";
 import type { AnyDb, JobsTable } from "../db/types.js";
 import { inSavepoint, RequiredFlushError } from "../db/write.js";
-import { publicJobErrorCode } from "./job-error.js";
+import { defaultBackoffMs, errorMessage, publicJobErrorCode } from "./job-error.js";
+import { toJobRecord } from "./job-row.js";
 import type { JobQueueOptions } from "./job-queue.js";
 import { JOBS_TABLE } from "./migrations.js";
-import type { DeliveryHandler, JobRecord, JobStatus, ProcessOptions, TransactionalHandler } from "./types.js";
+import type { DeliveryHandler, JobRecord, ProcessOptions, TransactionalHandler } from "./types.js";
 
 export type QueueErrorHandler = (error: unknown, info: { queue: string; owner: string; jobId?: string }) => void;
-
-export function toJobRecord(row: JobsTable): JobRecord {
-  return {
-    id: row.id,
-    queue: row.queue,
-    key: row.key,
-    type: row.type,
-    payload: JSON.parse(row.payload),
-    status: row.status as JobStatus,
-    attempts: Number(row.attempts),
-    run_at: Number(row.run_at),
-    last_error: row.last_error,
-    error_code: row.error_code,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  };
-}
-
-/** Exponential from about one second, doubling per attempt, capped at five minutes, with ±25 % jitter. */
-export function defaultBackoffMs(attempt: number): number {
-  const base = Math.min(1000 * 2 ** Math.max(0, attempt - 1), 300_000);
-  return Math.round(base * (0.75 + Math.random() * 0.5));
-}
-
-const MAX_ERROR_LENGTH = 2000;
-
-function errorMessage(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.length > MAX_ERROR_LENGTH ? `${message.slice(0, MAX_ERROR_LENGTH)}…` : message;
-}
 
 interface Failure {
   job: JobRecord;
