@@ -73,6 +73,32 @@ export function readCpuSeconds(pid) {
 }
 
 /**
+ * The machine's CPU time so far, in ticks: all of it, and what the hypervisor took for other guests
+ * (`steal`, from /proc/stat). Undefined where /proc/stat is not there.
+ * @returns {{ total: number, steal: number } | undefined}
+ */
+export function machineTicks() {
+  try {
+    const fields = readFileSync("/proc/stat", "utf8").split("\n", 1)[0].trim().split(/\s+/).slice(1, 9).map(Number);
+    return { total: fields.reduce((sum, n) => sum + n, 0), steal: fields[7] ?? 0 };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The share of the machine's CPU time taken by the hypervisor between two `machineTicks()`: on a
+ * shared virtual machine it makes the same run slower by as much, whatever the code does.
+ * @param {ReturnType<typeof machineTicks>} before
+ * @param {ReturnType<typeof machineTicks>} after
+ * @returns {number | null}
+ */
+export function stolenShare(before, after) {
+  if (!before || !after || after.total <= before.total) return null;
+  return (after.steal - before.steal) / (after.total - before.total);
+}
+
+/**
  * @param {number} pid
  * @returns {{ rss: number, hwm: number } | undefined}
  */

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
 import { defaultDuration, withServerCpu } from "../lib/load.mjs";
 import { outboxRowCost } from "../lib/outbox-rows.mjs";
-import { freePort } from "../lib/server.mjs";
+import { freePort, machineTicks, stolenShare } from "../lib/server.mjs";
 import { hookUrl, lagHistogram, startReceivers, totals } from "../lib/webhook-receivers.mjs";
 import { vellum } from "../lib/targets.mjs";
 import { measureCreates, writeHeaders } from "./articles-creates.mjs";
@@ -157,12 +157,14 @@ async function createRun(receiverCount, { hold = false, down = false } = {}) {
       webhookEnv(receivers?.urls ?? downUrls, hold ? { SERVICE_WEBHOOK_TIMEOUT_SECONDS: "120" } : {}),
     );
     counts = queueCounts(server.dataDir);
+    const machineBefore = machineTicks();
     const { result: creates, cpuUsPerUnit: cpuUsPerCreate } = await withServerCpu(
       server,
       () => measureCreates({ url: server.url, dataDir: server.dataDir, apiKey: API_KEY }),
       (measured) => measured.load.accepted,
     );
-    const run = { receivers: receiverCount, creates, cpuUsPerCreate, deliveries: undefined, deadLetters: 0 };
+    const stolen = stolenShare(machineBefore, machineTicks());
+    const run = { receivers: receiverCount, creates, cpuUsPerCreate, stolen, deliveries: undefined, deadLetters: 0 };
     if (down) run.deadLetters = counts.jobs(QUEUE, "failed");
     if (receivers) {
       const backlogAtEnd = counts.jobs(QUEUE, "queued");
@@ -194,6 +196,7 @@ async function createRun(receiverCount, { hold = false, down = false } = {}) {
 }
 
 const mean = (values) => values.reduce((sum, v) => sum + v, 0) / values.length;
+const percentText = (share) => (share === null ? "n/a" : `${(share * 100).toFixed(1)} %`);
 const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
 /** What went wrong with the deliveries of a measure, or undefined. */
@@ -265,7 +268,10 @@ export default async function webhooksScenario() {
         cpuUsPerRequest: run.cpuUsPerCreate,
         ratio: null,
       });
-      lines.push(`creates, ${name}: ${run.creates.lines[0]}; server CPU ${cpuText(run.cpuUsPerCreate)} per create`);
+      lines.push(
+        `creates, ${name}: ${run.creates.lines[0]}; server CPU ${cpuText(run.cpuUsPerCreate)} per create; ` +
+          `CPU time the host took for other guests during the load: ${percentText(run.stolen)}`,
+      );
       const d = run.deliveries;
       if (d) {
         const lag = d.lagMs.map((l) => `${n0(l.p50)} / ${n0(l.p99)} / ${n0(l.max)}`).join(", ");
@@ -295,13 +301,20 @@ export default async function webhooksScenario() {
       return us.length ? mean(us) : Number.NaN;
     };
     const after = mean(three.map((run) => run.deliveries?.cpuUsPerCreateAfter ?? Number.NaN));
+    const stolenMean = (list) => {
+      const shares = list.map((run) => run.stolen).filter((value) => value !== null);
+      return shares.length ? mean(shares) : null;
+    };
     const share = acked(three) / acked(none);
     lines.push(
       `creates with 3 receivers: ${n0(acked(three))}/s acknowledged against ${n0(acked(none))}/s with none, ` +
         `${(share * 100).toFixed(1)} % (target ≥ ${TARGET_SHARE * 100} %, under 10 % fewer: ` +
         `${share >= TARGET_SHARE ? "met" : "NOT met"}); applied ${n0(applied(three))} vs ${n0(applied(none))}/s; ` +
         `server CPU per create ${n0(cpu(three))} vs ${n0(cpu(none))} µs, plus ${n0(after)} µs delivering after the load ` +
-        `(means of ${three.length} and ${none.length} runs, alternating)`,
+        `(means of ${three.length} and ${none.length} runs, alternating; each round's pair, run next to each other: ` +
+        `${three.map((run, k) => (none[k] ? percentText(run.creates.load.rps / none[k].creates.load.rps) : "n/a")).join(", ")}); ` +
+        `CPU time the host took for other guests ` +
+        `${percentText(stolenMean(three))} and ${percentText(stolenMean(none))}`,
     );
     // One create per transaction, and 32 (the create worker commits a batch of up to 64 under load).
     const single = await outboxRowCost(1);
