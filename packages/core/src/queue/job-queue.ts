@@ -18,6 +18,7 @@ import type {
 } from "./types.js";
 import { toJobRecord } from "./job-row.js";
 import { type QueueErrorHandler, QueueWorker } from "./worker.js";
+import { WritePressure } from "./write-pressure.js";
 
 /** Shared by every queue in the process so ids sort in enqueue order even within one millisecond. */
 const nextJobId = ulidFactory();
@@ -54,6 +55,8 @@ export class JobQueue {
   readonly #options: JobQueueOptions;
   readonly #db: AnyDb;
   readonly #workers = new Map<string, QueueWorker>();
+  /** Queued writes being applied, which deliveries yield to. */
+  readonly #pressure = new WritePressure();
   readonly #appliedAfterPrune = new Map<string, (id: string) => Promise<boolean>>();
   /** Queues that keep their applied jobs longer or shorter than the default (`retainAppliedMs`). */
   readonly #retention = new Map<string, number>();
@@ -122,7 +125,7 @@ export class JobQueue {
       throw new VellumError("VELLUM_QUEUE_DUPLICATE", message, { data: { queue }, plugin: owner });
     }
     const run = handler as TransactionalHandler<unknown> | DeliveryHandler;
-    const worker = new QueueWorker(queue, owner, run, options, this.#options);
+    const worker = new QueueWorker(queue, owner, run, options, this.#options, this.#pressure);
     this.#workers.set(queue, worker);
     if (options.appliedAfterPrune) this.#appliedAfterPrune.set(queue, options.appliedAfterPrune);
     if (options.retainAppliedMs !== undefined) this.#retention.set(queue, options.retainAppliedMs);

@@ -7,6 +7,7 @@ import { defaultBackoffMs, errorMessage, publicJobErrorCode } from "./job-error.
 import { toJobRecord } from "./job-row.js";
 import type { JobQueueOptions } from "./job-queue.js";
 import { JOBS_TABLE } from "./migrations.js";
+import type { WritePressure } from "./write-pressure.js";
 import type { DeliveryHandler, JobRecord, ProcessOptions, TransactionalHandler } from "./types.js";
 
 export type QueueErrorHandler = (error: unknown, info: { queue: string; owner: string; jobId?: string }) => void;
@@ -56,6 +57,10 @@ export class QueueWorker {
   #wakeAt = Number.POSITIVE_INFINITY;
   /** When a look last found no job to start (Unix ms). */
   #idleLookAt = 0;
+  /** Shared by the queues of the instance: transactional ones mark it, delivery ones yield to it. */
+  readonly #pressure: WritePressure;
+  /** At-least-once: when a delivery last started (Unix ms). */
+  #lastStartAt = 0;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -64,8 +69,10 @@ export class QueueWorker {
     handler: TransactionalHandler<unknown> | DeliveryHandler,
     options: ProcessOptions,
     shared: JobQueueOptions,
+    pressure: WritePressure,
   ) {
     this.#queue = queue;
+    this.#pressure = pressure;
     this.#owner = owner;
     this.#handler = handler;
     this.#shared = shared;
@@ -177,6 +184,12 @@ export class QueueWorker {
     const { db } = this.#shared;
     const free = this.#concurrency - this.#inFlight.size;
     if (free <= 0) return this.#pollMs;
+    // Deliveries yield to queued writes being applied (`WritePressure`), for a while at a time.
+    const yieldMs = this.#transactional ? 0 : this.#pressure.wait(this.#lastStartAt, now);
+    if (yieldMs > 0) {
+      this.#idleLookAt = now;
+      return yieldMs;
+    }
     // Deliveries: one more than the free slots, to learn whether some due job must wait for a slot.
     const limit = this.#transactional ? this.#batchSize : free + this.#inFlight.size + 1;
     const rows = (await this.#due.rows(db, now, limit)).filter((row) => !this.#inFlight.has(row.id));
@@ -202,7 +215,10 @@ export class QueueWorker {
    * and the next synchronous commit (an enqueue, durable before its 202) makes it durable.
    */
   async #applyBatch(jobs: JobRecord[]): Promise<void> {
-    for (const failure of await this.#applyOrSplit(jobs)) this.#reportFailure(failure);
+    this.#pressure.busy();
+    const failures = await this.#applyOrSplit(jobs);
+    this.#pressure.busy();
+    for (const failure of failures) this.#reportFailure(failure);
   }
 
   /**
@@ -281,6 +297,7 @@ export class QueueWorker {
   /** Runs a delivery beside the others; when it ends, its key's next job may start (`#followUp`). */
   #startDelivery(job: JobRecord): void {
     if (this.#inFlight.has(job.id)) return;
+    this.#lastStartAt = Date.now();
     const report = (error: unknown) =>
       this.#shared.onError(error, { queue: this.#queue, owner: this.#owner, jobId: job.id });
     const delivery = this.#deliver(job)
@@ -299,7 +316,7 @@ export class QueueWorker {
    */
   async #followUp(key: string | null): Promise<void> {
     if (this.#stopped) return;
-    if (key === null || this.#starved) {
+    if (key === null || this.#starved || this.#pressure.wait(this.#lastStartAt) > 0) {
       this.notify();
       return;
     }

@@ -1,0 +1,52 @@
+import { describe, expect, it } from "vitest";
+import { MAX_YIELD_MS, WritePressure } from "../src/queue/write-pressure.js";
+import { queueTestbed } from "./helpers/queue-testbed.js";
+import { sleep, waitFor } from "./helpers/wait.js";
+
+const { setup } = queueTestbed();
+
+describe("deliveries yield to queued writes", () => {
+  it("waits while writes are busy, at most MAX_YIELD_MS after its last start, and not at all between bursts", () => {
+    const pressure = new WritePressure();
+    expect(pressure.wait(0, 1_000)).toBe(0);
+    pressure.busy(1_000);
+    // Never started (or long ago): it starts now, and waits after that start.
+    expect(pressure.wait(0, 1_005)).toBe(0);
+    expect(pressure.wait(1_000, 1_005)).toBe(15);
+    // The writes went quiet: no wait.
+    expect(pressure.wait(1_000, 1_021)).toBe(0);
+    // Writes that go on: the wait ends MAX_YIELD_MS after the last start.
+    pressure.busy(1_240);
+    expect(pressure.wait(1_000, 1_245)).toBe(1_000 + MAX_YIELD_MS - 1_245);
+    expect(pressure.wait(1_000, 1_000 + MAX_YIELD_MS)).toBe(0);
+  });
+
+  it("starts few deliveries while a transactional queue applies a stream of writes, then the rest at once", async () => {
+    const { db, queue, process } = await setup();
+    const deliveries: number[] = [];
+    let writesDoneAt = Number.POSITIVE_INFINITY;
+    let writesLeft = 150;
+    process(
+      "writes",
+      async () => {
+        await sleep(2);
+        if (--writesLeft === 0) writesDoneAt = Date.now();
+      },
+      { batchSize: 1 },
+    );
+    process("hooks", async () => void deliveries.push(Date.now()), { mode: "at-least-once" });
+    await db.transaction().execute(async (trx) => {
+      for (let n = 0; n < 150; n++) await queue.enqueue(trx, "writes", "write", { n });
+      for (let n = 0; n < 40; n++) await queue.enqueue(trx, "hooks", "deliver", { n }, "receiver");
+    });
+    const started = Date.now();
+    queue.start();
+    await waitFor(() => deliveries.length === 40, 10_000);
+    const busyMs = writesDoneAt - started;
+    const duringWrites = deliveries.filter((at) => at < writesDoneAt).length;
+    // One start, then one per MAX_YIELD_MS at most while the writes go on (a little slack for timers).
+    expect(busyMs).toBeGreaterThan(MAX_YIELD_MS);
+    expect(duringWrites).toBeLessThanOrEqual(Math.ceil(busyMs / MAX_YIELD_MS) + 2);
+    expect(duringWrites).toBeLessThan(40);
+  });
+});
