@@ -25,7 +25,8 @@ const IDLE_LOOK_MS = 10;
 /**
  * Works one queue: a loop that applies the queue's due jobs in id order, in order per key. A job
  * waiting for its retry holds back only the later jobs of its own key; every other job goes on.
- * An at-least-once queue runs up to `concurrency` deliveries at once, never two of one key.
+ * An at-least-once queue runs up to `concurrency` deliveries at once, never two of one key, and
+ * starts few while a transactional queue applies writes (`WritePressure`).
  */
 export class QueueWorker {
   readonly #queue: string;
