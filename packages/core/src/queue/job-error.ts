@@ -1,4 +1,5 @@
 import { API_ERROR_DESCRIPTIONS, ApiError, type ApiErrorCode } from "../errors/api-error.js";
+import type { JobRecord } from "./types.js";
 
 /**
  * The code a client may learn of a job's failure: that of an `ApiError` the handler threw on
@@ -34,4 +35,12 @@ const MAX_ERROR_LENGTH = 2000;
 export function errorMessage(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   return message.length > MAX_ERROR_LENGTH ? `${message.slice(0, MAX_ERROR_LENGTH)}…` : message;
+}
+
+/** A failed attempt as the worker recorded it: dead-lettered, or retried in `retryInMs`. */
+export interface JobFailure {
+  job: JobRecord;
+  error: unknown;
+  dead: boolean;
+  retryInMs: number;
 }

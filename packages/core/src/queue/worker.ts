@@ -3,7 +3,7 @@ import { PreparedQuery } from "../db/prepared.js";
 import { type DueJobs, dueHeads, dueInBatches, keyHead } from "./due-jobs.js";
 import type { AnyDb, JobsTable } from "../db/types.js";
 import { inSavepoint, RequiredFlushError } from "../db/write.js";
-import { defaultBackoffMs, errorMessage, publicJobErrorCode } from "./job-error.js";
+import { defaultBackoffMs, errorMessage, type JobFailure, publicJobErrorCode } from "./job-error.js";
 import { toJobRecord } from "./job-row.js";
 import type { JobQueueOptions } from "./job-queue.js";
 import { JOBS_TABLE } from "./migrations.js";
@@ -11,13 +11,6 @@ import type { WritePressure } from "./write-pressure.js";
 import type { DeliveryHandler, JobRecord, ProcessOptions, TransactionalHandler } from "./types.js";
 
 export type QueueErrorHandler = (error: unknown, info: { queue: string; owner: string; jobId?: string }) => void;
-
-interface Failure {
-  job: JobRecord;
-  error: unknown;
-  dead: boolean;
-  retryInMs: number;
-}
 
 /** Delivery queues: the least time between a look that found nothing to start and the next one a new job asks for. */
 const IDLE_LOOK_MS = 10;
@@ -228,7 +221,7 @@ export class QueueWorker {
    * whose flush fails and the others go on. Any other failure of the transaction (the commit
    * itself) leaves the jobs queued for the next look.
    */
-  async #applyOrSplit(jobs: JobRecord[]): Promise<Failure[]> {
+  async #applyOrSplit(jobs: JobRecord[]): Promise<JobFailure[]> {
     try {
       return await this.#applyTogether(jobs);
     } catch (error) {
@@ -236,7 +229,7 @@ export class QueueWorker {
       const [only] = jobs;
       if (jobs.length === 1 && only)
         return [await this.#deferSync((connection) => this.#recordFailure(connection, only, error.cause))];
-      const failures: Failure[] = [];
+      const failures: JobFailure[] = [];
       const failedKeys = new Set<string>();
       for (const job of jobs) {
         const key = job.key ?? job.id;
@@ -250,10 +243,10 @@ export class QueueWorker {
   }
 
   /** `jobs` in one transaction: returns the failures of those that threw, their rows updated in it. */
-  async #applyTogether(jobs: JobRecord[]): Promise<Failure[]> {
+  async #applyTogether(jobs: JobRecord[]): Promise<JobFailure[]> {
     const handler = this.#handler as TransactionalHandler<unknown>;
     const { writes } = this.#shared;
-    const failures: Failure[] = [];
+    const failures: JobFailure[] = [];
     const { committed } = await this.#deferSync((connection) =>
       writes.transaction(connection, this.#owner, async (trx, scope) => {
         const applied: JobRecord[] = [];
@@ -370,7 +363,7 @@ export class QueueWorker {
       .execute();
   }
 
-  async #recordFailure(executor: AnyDb, job: JobRecord, error: unknown): Promise<Failure> {
+  async #recordFailure(executor: AnyDb, job: JobRecord, error: unknown): Promise<JobFailure> {
     const attempts = job.attempts + 1;
     const dead = attempts >= this.#maxAttempts;
     const retryInMs = dead ? 0 : Math.max(0, this.#backoffMs(attempts, error));
@@ -389,7 +382,7 @@ export class QueueWorker {
     return { job: { ...job, attempts }, error, dead, retryInMs };
   }
 
-  #reportFailure({ job, error, dead, retryInMs }: Failure): void {
+  #reportFailure({ job, error, dead, retryInMs }: JobFailure): void {
     if (dead) {
       this.#shared.onError(error, { queue: this.#queue, owner: this.#owner, jobId: job.id });
       return;
