@@ -306,13 +306,17 @@ export default async function webhooksScenario() {
       return shares.length ? mean(shares) : null;
     };
     const share = acked(three) / acked(none);
+    // Round k's run with 3 receivers and its run without, made one after the other.
+    const pairShares = three.map((run, k) =>
+      none[k] ? percentText(run.creates.load.rps / none[k].creates.load.rps) : "n/a",
+    );
     lines.push(
       `creates with 3 receivers: ${n0(acked(three))}/s acknowledged against ${n0(acked(none))}/s with none, ` +
         `${(share * 100).toFixed(1)} % (target ≥ ${TARGET_SHARE * 100} %, under 10 % fewer: ` +
         `${share >= TARGET_SHARE ? "met" : "NOT met"}); applied ${n0(applied(three))} vs ${n0(applied(none))}/s; ` +
         `server CPU per create ${n0(cpu(three))} vs ${n0(cpu(none))} µs, plus ${n0(after)} µs delivering after the load ` +
         `(means of ${three.length} and ${none.length} runs, alternating; each round's pair, run next to each other: ` +
-        `${three.map((run, k) => (none[k] ? percentText(run.creates.load.rps / none[k].creates.load.rps) : "n/a")).join(", ")}); ` +
+        `${pairShares.join(", ")}); ` +
         `CPU time the host took for other guests ` +
         `${percentText(stolenMean(three))} and ${percentText(stolenMean(none))}`,
     );

@@ -104,10 +104,9 @@ export class JobQueue {
       created_at: timestamp,
       updated_at: timestamp,
     }));
-    const rows = records.map((job) => {
-      const row: Record<string, unknown> = { ...job, payload: JSON.stringify(job.payload ?? null) };
-      return JOB_COLUMNS.map((column) => row[column]);
-    });
+    const rows = records.map((job) =>
+      JOB_COLUMNS.map((column) => (column === "payload" ? JSON.stringify(job.payload ?? null) : job[column])),
+    );
     await this.#insert.run(executor, rows);
     setImmediate(() => this.notify(queue));
     return records;

@@ -1,8 +1,15 @@
 import type { Kysely, Transaction } from "kysely";
 import type { AnyDb } from "../db/types.js";
 import type { JobQueue } from "./job-queue.js";
-import type { DeliveryHandler, JobFilter, JobRecord, KeyStats, NewJob, ProcessOptions } from "./types.js";
-import type { TransactionalHandler } from "./types.js";
+import type {
+  DeliveryHandler,
+  JobFilter,
+  JobRecord,
+  KeyStats,
+  NewJob,
+  ProcessOptions,
+  TransactionalHandler,
+} from "./types.js";
 
 /** One durable job queue of a plugin (`ctx.queue()`, `ctx.queue("mail")`). */
 export interface PluginQueue<DB> {
