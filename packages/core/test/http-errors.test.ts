@@ -113,6 +113,32 @@ describe("kernel-owned error codes", () => {
   });
 });
 
+describe("a write that finds the data disk full", () => {
+  it("answers 503 service_unavailable with Retry-After, and is reported once per 10 s", async () => {
+    const full = await createTestVellum({
+      plugins: [
+        (await import("../src/index.js")).definePlugin({
+          name: "full",
+          setup: (ctx) =>
+            ctx.router.get("/full", () => {
+              const cause = Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+              throw new Error("could not store the upload", { cause });
+            }),
+        })(),
+      ],
+    });
+    for (let i = 0; i < 3; i++) {
+      const res = await full.fetch("/full");
+      const body = await expectError(res, "service_unavailable");
+      expect(body.error.message).toBe("The change cannot be stored: the data disk is full.");
+      expect(res.headers.get("retry-after")).toBe("30");
+    }
+    // The first failure reaches error subscribers; the next two, within 10 s, are only counted.
+    expect(full.errors).toHaveLength(1);
+    await full.close();
+  });
+});
+
 describe("request ids and headers", () => {
   it.each(["/%ZZ", "/api/v1/articles/%ff%fe", "/api/v1/articles/%E0%A4%A", "/health/live/%"])(
     "invalid_parameter with the envelope, a request id and the security headers for the malformed path %s",

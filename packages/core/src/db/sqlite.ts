@@ -2,6 +2,7 @@ import { statSync } from "node:fs";
 import type BetterSqlite3Module from "better-sqlite3";
 import { Kysely, type LogEvent, SqliteDialect, sql } from "kysely";
 import { VellumError } from "../errors/vellum-error.js";
+import { withRollbackGuard } from "./rollback-guard.js";
 import { withStatementCache } from "./statement-cache.js";
 import type { DatabaseOps, QueryListener, SqliteOptions, VellumDatabase } from "./types.js";
 
@@ -47,7 +48,7 @@ export async function openSqlite(options: SqliteOptions, onQuery?: QueryListener
   raw.pragma("journal_size_limit = 67108864");
   const log =
     onQuery && ((event: LogEvent) => onQuery({ sql: event.query.sql, durationMs: event.queryDurationMillis }));
-  const kysely = new Kysely({ dialect: new SqliteDialect({ database: withStatementCache(raw) }), ...(log && { log }) });
+  const kysely = new Kysely({ dialect: new SqliteDialect({ database: withRollbackGuard(withStatementCache(raw), raw) }), ...(log && { log }) });
   const memory = options.path === ":memory:";
 
   const ops: DatabaseOps = {

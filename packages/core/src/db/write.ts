@@ -46,6 +46,22 @@ export class RequiredFlushError extends Error {
   }
 }
 
+/**
+ * SQLite rolled the whole transaction back itself when a step failed (it does after `SQLITE_FULL`,
+ * `SQLITE_IOERR` or `SQLITE_NOMEM`), so there was no savepoint to return to; the step's error is
+ * the `cause`. Nothing of the transaction is left to go on with: whoever isolates steps rethrows it.
+ */
+export class TransactionLostError extends Error {
+  constructor(cause: unknown) {
+    super("SQLite rolled the transaction back after a step failed", { cause });
+  }
+}
+
+/** For code that isolates a failing step: a lost transaction is not the step's failure, it ends the write. */
+export function rethrowIfLost(error: unknown): void {
+  if (error instanceof TransactionLostError) throw error;
+}
+
 /** How a collected flush's failure counts (`collectForCommit`). */
 export interface CollectOptions {
   /**
@@ -120,9 +136,10 @@ export class WriteScope {
           throw new RequiredFlushError(key, collected.plugin, error);
         });
       else
-        await inSavepoint(trx, () => collected.flush(trx, items)).catch((error: unknown) =>
-          report(error, key, collected.plugin),
-        );
+        await inSavepoint(trx, () => collected.flush(trx, items)).catch((error: unknown) => {
+          rethrowIfLost(error);
+          report(error, key, collected.plugin);
+        });
     }
   }
 
@@ -147,7 +164,9 @@ export async function inSavepoint<T>(trx: AnyDb, step: () => Promise<T>, scope?:
     await trx.executeQuery(SAVEPOINT.release);
     return result;
   } catch (error) {
-    await trx.executeQuery(SAVEPOINT.rollback);
+    await trx.executeQuery(SAVEPOINT.rollback).catch(() => {
+      throw new TransactionLostError(error);
+    });
     await trx.executeQuery(SAVEPOINT.release);
     scope?.rollbackTo(mark);
     throw error;
@@ -238,9 +257,10 @@ export class Writes {
           try {
             if (plugin === owner || required) await fn(full);
             else
-              await inSavepoint(trx, async () => fn(full), scope).catch((error: unknown) =>
-                this.#report(error, { plugin, hook: name }),
-              );
+              await inSavepoint(trx, async () => fn(full), scope).catch((error: unknown) => {
+                rethrowIfLost(error);
+                this.#report(error, { plugin, hook: name });
+              });
           } finally {
             scope.step = owner;
           }

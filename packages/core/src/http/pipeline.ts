@@ -2,6 +2,7 @@ import type { ConsolaInstance } from "consola";
 import { getCookie, type H3Event, HTTPError, toResponse } from "h3";
 import { FastResponse } from "srvx/node";
 import { ApiError } from "../errors/api-error.js";
+import { diskFullCode, diskFullError } from "../errors/disk-full.js";
 import type { VellumHookBus } from "../hooks/hooks.js";
 import { createKeyVerifier, presentedKey } from "../security/api-key.js";
 import { clientIp, socketAddress } from "../security/client-ip.js";
@@ -212,17 +213,19 @@ export function createPipeline(deps: PipelineDeps) {
         : original instanceof URIError
           ? new ApiError("invalid_parameter", "The path has a malformed percent-escape.")
           : undefined;
-    if (api) {
+    const respond = (api: ApiError) => {
       const headers = { ...api.headers, ...base };
       const options = { details: api.details, headers, prefix: mountPrefix(event) };
       return observed(event, errorResponse(api.code, api.message, id, options));
-    }
+    };
+    if (api) return respond(api);
     if (HTTPError.isError(error) && !error.unhandled && error.status < 500) {
       const message = error.message || "The request was not accepted.";
       const options = { headers: base, prefix: mountPrefix(event) };
       return observed(event, errorResponse(codeForStatus(error.status), message, id, options));
     }
     deps.reportError(original, event);
+    if (diskFullCode(original)) return respond(diskFullError());
     const message = deps.debug && original instanceof Error ? original.message : "An unexpected error occurred.";
     return observed(event, errorResponse("internal_error", message, id, { headers: base, prefix: mountPrefix(event) }));
   }

@@ -2,7 +2,8 @@ import { sql } from "kysely";
 import { PreparedQuery } from "../db/prepared.js";
 import { type DueJobs, dueHeads, dueInBatches, keyHead } from "./due-jobs.js";
 import type { AnyDb, JobsTable } from "../db/types.js";
-import { inSavepoint, RequiredFlushError } from "../db/write.js";
+import { inSavepoint, RequiredFlushError, rethrowIfLost } from "../db/write.js";
+import { diskFullCode } from "../errors/disk-full.js";
 import { defaultBackoffMs, errorMessage, type JobFailure, publicJobErrorCode } from "./job-error.js";
 import { toJobRecord } from "./job-row.js";
 import type { JobQueueOptions } from "./job-queue.js";
@@ -225,7 +226,8 @@ export class QueueWorker {
     try {
       return await this.#applyTogether(jobs);
     } catch (error) {
-      if (!(error instanceof RequiredFlushError)) throw error;
+      // A full disk is no job's failure: the batch waits for the next look like a failed commit.
+      if (!(error instanceof RequiredFlushError) || diskFullCode(error.cause)) throw error;
       const [only] = jobs;
       if (jobs.length === 1 && only)
         return [await this.#deferSync((connection) => this.#recordFailure(connection, only, error.cause))];
@@ -259,6 +261,7 @@ export class QueueWorker {
             await inSavepoint(trx, () => handler(job, w), scope);
             applied.push(job);
           } catch (error) {
+            rethrowIfLost(error);
             failedKeys.add(key);
             failures.push(await this.#recordFailure(trx, job, error));
           }

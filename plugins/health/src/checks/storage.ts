@@ -13,18 +13,24 @@ export interface StorageCheck {
   snapshot: StorageSnapshot;
 }
 
+/** Below this much free space on the data disk no write is safe (one commit can need more): the disk is full. */
+const DISK_FULL_FREE_BYTES = 1024 * 1024;
+
 /**
- * Judges a storage snapshot. Above `fullRatio` of the quota storage is `full`: `/health/storage`
+ * Judges a storage snapshot. Above `fullRatio` of the quota, or with under 1 MiB free on the data
+ * disk (where writes answer 503 `service_unavailable`), storage is `full`: `/health/storage`
  * answers 503 and `/health` is degraded, but the instance stays ready (it still serves reads, and
  * uploads are capped by the remaining quota). Only a data dir that cannot be written or examined
  * makes storage `unavailable` and the instance not ready.
  */
 export function judgeStorage(snapshot: StorageSnapshot, options: StorageOptions): StorageCheck {
   const diskWarning = snapshot.disk !== null && snapshot.disk.used_ratio > options.diskWarnRatio;
+  const diskFull = snapshot.disk !== null && snapshot.disk.available_bytes < DISK_FULL_FREE_BYTES;
   const warning = snapshot.used_ratio >= options.warnRatio || diskWarning;
   if (!snapshot.writable || snapshot.disk === null)
     return { status: "unavailable", state: "unavailable", warning, snapshot };
-  if (snapshot.used_ratio > options.fullRatio) return { status: "full", state: "degraded", warning, snapshot };
+  if (snapshot.used_ratio > options.fullRatio || diskFull)
+    return { status: "full", state: "degraded", warning, snapshot };
   return { status: warning ? "warning" : "ok", state: "ok", warning, snapshot };
 }
 

@@ -1,0 +1,125 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmdirSync } from "node:fs";
+import { rm, statfs, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Server, startServer } from "./fuzz-support.js";
+import { waitFor } from "./support.js";
+
+// The data directory on a real file system that fills up: a tmpfs of 8 MiB, nearly filled by a
+// file of the test's own. Writes must then answer the contract's 503, never a 500; reads go on;
+// creates acknowledged before are applied once the file is gone, without a restart.
+
+const TMPFS_BYTES = 8 * 1024 * 1024;
+/** What the filler leaves free: room for a few creates, not for the test's hundred. */
+const LEFT_FREE_BYTES = 600 * 1024;
+const API_KEY = "disk-full-test-key-0123456789abcdef";
+const CONTENT = `<p>${"lorem ipsum dolor sit amet ".repeat(300)}</p>`;
+
+function mountTmpfs(): string {
+  const dir = mkdtempSync(join(tmpdir(), "vellum-full-disk-"));
+  try {
+    execFileSync("mount", ["-t", "tmpfs", "-o", `size=${TMPFS_BYTES},mode=0700`, "tmpfs", dir], {
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    return dir;
+  } catch (error) {
+    rmdirSync(dir);
+    throw error;
+  }
+}
+
+const mountPoint = (() => {
+  try {
+    return mountTmpfs();
+  } catch (error) {
+    const stderr = (error as { stderr?: Buffer }).stderr?.toString().trim();
+    console.warn(`skipping the full-disk tests: cannot mount a tmpfs (${stderr || (error as Error).message})`);
+    return undefined;
+  }
+})();
+
+describe.skipIf(mountPoint === undefined)("a full data disk", () => {
+  const dir = mountPoint as string;
+  const filler = join(dir, "filler");
+  let server: Server;
+  let headers: Record<string, string>;
+
+  beforeAll(async () => {
+    server = await startServer(dir, { SERVICE_DATA_DIR: join(dir, "data"), SERVICE_API_KEY: API_KEY });
+    const { token } = (await (await fetch(`${server.url}/api/v1/csrf`)).json()) as { token: string };
+    headers = {
+      authorization: `Bearer ${API_KEY}`,
+      cookie: `svc_csrf=${token}`,
+      "x-csrf-token": token,
+      "content-type": "application/json",
+    };
+    const free = await statfs(dir);
+    await writeFile(filler, Buffer.alloc(free.bavail * free.bsize - LEFT_FREE_BYTES));
+  }, 30_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    execFileSync("umount", [dir]);
+    rmdirSync(dir);
+  });
+
+  const create = (slug: string) =>
+    fetch(`${server.url}/api/v1/articles`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ title: slug, slug, content: CONTENT, tags: ["disk"] }),
+    });
+
+  it("answers writes 503 service_unavailable, keeps reads, and applies every acknowledged create once there is room", async () => {
+    const acknowledged: string[] = [];
+    const refused: Response[] = [];
+    for (let i = 0; i < 100; i++) {
+      const res = await create(`full-${i}`);
+      if (res.status === 202) acknowledged.push(`full-${i}`);
+      else refused.push(res);
+    }
+    expect(acknowledged.length).toBeGreaterThan(0);
+    expect(refused.length).toBeGreaterThan(0);
+    for (const res of refused) {
+      expect(res.status).toBe(503);
+      expect(res.headers.get("retry-after")).toBe("30");
+      const { error } = (await res.json()) as { error: Record<string, string> };
+      expect(error).toMatchObject({
+        code: "service_unavailable",
+        message: "The change cannot be stored: the data disk is full.",
+      });
+      expect(error.request_id).toMatch(/\S/);
+    }
+
+    const update = await fetch(`${server.url}/api/v1/articles/${acknowledged[0]}`, {
+      method: "PUT",
+      headers,
+      body: JSON.stringify({ content: CONTENT.repeat(20) }),
+    });
+    expect(update.status).toBe(503);
+    const storage = await fetch(`${server.url}/health/storage`);
+    expect(storage.status).toBe(503);
+    expect(await storage.json()).toMatchObject({ status: "full" });
+    const list = await fetch(`${server.url}/api/v1/articles?limit=1`);
+    expect(list.status).toBe(200);
+
+    await rm(filler);
+    for (const slug of acknowledged) {
+      await waitFor(
+        async () => (await fetch(`${server.url}/api/v1/articles/${slug}`)).status === 200,
+        `${slug} applied`,
+      );
+    }
+    expect((await create("after-full")).status).toBe(202);
+    await waitFor(async () => (await fetch(`${server.url}/api/v1/articles/after-full`)).status === 200, "after-full");
+    expect((await fetch(`${server.url}/health/storage`)).status).toBe(200);
+
+    const log = server.output();
+    // One line, whichever failed first (a request, or the queue applying acknowledged creates).
+    expect(log).toMatch(/ERROR .*the data disk is full \(SQLITE_FULL\): .+ failed\n/);
+    expect(log).not.toContain("unhandled error");
+    expect(log).not.toContain("cannot rollback");
+  }, 60_000);
+});
