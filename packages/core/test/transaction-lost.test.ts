@@ -40,7 +40,7 @@ describe("a transaction SQLite rolled back itself", () => {
     // Each effect once: the first look's were rolled back with its transaction, none committed alone.
     expect(await effectValues(db)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
     expect(errors).toHaveLength(1);
-    const [{ error }] = errors as [{ error: unknown }];
+    const error = errors[0]?.error;
     expect(error).toBeInstanceOf(TransactionLostError);
     expect((error as Error).cause).toMatchObject({ code: "SQLITE_FULL" });
   });
