@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { MIN_API_KEY_LENGTH } from "@vellum/core";
-import type { ConfigProblem } from "./errors.js";
+import { CliError, type ConfigProblem, EXIT_FAILURE } from "./errors.js";
 
 export function apiKeyPath(dataDir: string): string {
   return join(dataDir, "settings", "api-key");
@@ -54,7 +54,13 @@ export async function ensureApiKey(options: {
   const key = generateApiKey();
   const path = apiKeyPath(options.dataDir);
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  await writeFile(path, `${key}\n`, { mode: 0o600, flag: "wx" });
+  try {
+    await writeFile(path, `${key}\n`, { mode: 0o600, flag: "wx" });
+  } catch (error) {
+    // A file this call created and could not fill (a full disk) would be taken for a too-short key next time.
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") await rm(path, { force: true });
+    throw new CliError(EXIT_FAILURE, [`vellum: cannot store a new API key in ${path}: ${(error as Error).message}`]);
+  }
   options.announce(`vellum: generated an API key, stored in ${path} (shown only this once): ${key}`);
   return { key, source: "generated" };
 }

@@ -1,10 +1,10 @@
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmdirSync } from "node:fs";
-import { rm, statfs, writeFile } from "node:fs/promises";
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmdirSync } from "node:fs";
+import { readdir, rm, statfs, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Server, startServer } from "./fuzz-support.js";
+import { BIN, type Server, startServer } from "./fuzz-support.js";
 import { waitFor } from "./support.js";
 
 // The data directory on a real file system that fills up: a tmpfs of 8 MiB, nearly filled by a
@@ -121,5 +121,35 @@ describe.skipIf(mountPoint === undefined)("a full data disk", () => {
     expect(log).toMatch(/ERROR .*the data disk is full \(SQLITE_FULL\): .+ failed\n/);
     expect(log).not.toContain("unhandled error");
     expect(log).not.toContain("cannot rollback");
+  }, 60_000);
+
+  it("a first start that cannot store its API key stops with one line and leaves no empty key file behind", async () => {
+    const fresh = join(dir, "fresh");
+    const keyFile = join(fresh, "settings", "api-key");
+    const free = await statfs(dir);
+    await writeFile(filler, Buffer.alloc(free.bavail * free.bsize));
+    const env = { PATH: process.env.PATH, NO_COLOR: "1", SERVICE_DATA_DIR: fresh };
+    const failed = spawnSync(process.execPath, [BIN, "serve", "--port", "0"], { cwd: dir, env, encoding: "utf8" });
+    expect(failed.status).toBe(1);
+    expect(failed.stderr.trim()).toBe(
+      `vellum: cannot store a new API key in ${keyFile}: ENOSPC: no space left on device, write`,
+    );
+    // Before, an empty file stayed, and every later start refused it as a key "shorter than 24 characters".
+    expect(existsSync(keyFile)).toBe(false);
+    // With a key given, the CSRF secret is the first file written: its temporary file goes too.
+    const keyed = { ...env, SERVICE_API_KEY: API_KEY };
+    const noSecret = spawnSync(process.execPath, [BIN, "serve", "--port", "0"], {
+      cwd: dir,
+      env: keyed,
+      encoding: "utf8",
+    });
+    expect(noSecret.status).toBe(1);
+    expect(noSecret.stderr.trim()).toBe("vellum: ENOSPC: no space left on device, write");
+    expect(await readdir(join(fresh, "settings"))).toEqual([]);
+
+    await rm(filler);
+    const started = await startServer(dir, { SERVICE_DATA_DIR: fresh });
+    await started.stop();
+    expect(started.output()).toContain(`generated an API key, stored in ${keyFile}`);
   }, 60_000);
 });

@@ -41,8 +41,8 @@ export async function loadOrCreateSecret(dataDir: string, name: string): Promise
   }
   const secret = randomBytes(32).toString("base64url");
   const temporary = `${path}.${randomBytes(6).toString("hex")}.tmp`;
-  await writeFile(temporary, secret, { mode: 0o600, flush: true });
   try {
+    await writeFile(temporary, secret, { mode: 0o600, flush: true });
     if (stored === undefined) await link(temporary, path);
     else await rename(temporary, path);
   } catch (error) {
