@@ -8,7 +8,7 @@ import { MigrationRunner } from "./db/migrations.js";
 import { openSqlite } from "./db/sqlite.js";
 import type { VellumDatabase } from "./db/types.js";
 import { Writes } from "./db/write.js";
-import { createDiskFullLog } from "./errors/disk-full.js";
+import { createStorageFailureLog } from "./errors/storage-failure.js";
 import { CoreErrors, VellumError } from "./errors/vellum-error.js";
 import { HealthRegistry } from "./health/components.js";
 import { createHookApi, VellumHookBus } from "./hooks/hooks.js";
@@ -81,14 +81,14 @@ export function createVellum(input: VellumConfig): Vellum {
   let migrations: MigrationRunner | undefined;
   let order: string[] = [];
 
-  const diskFull = createDiskFullLog(logger);
+  const storageFailures = createStorageFailureLog(logger);
   const captureError: KernelParts["captureError"] = (error, info) => {
     const where = info.hook ? `${info.plugin} ${info.hook}` : info.plugin;
     const what = info.hook ? `hook ${info.hook}` : "background task";
-    const diskFullNow = diskFull.report(error, `${what} of ${info.plugin}`);
-    if (diskFullNow === undefined) logger.withTag(info.plugin).error(`${what} failed`, error);
+    const reported = storageFailures.report(error, `${what} of ${info.plugin}`);
+    if (reported === undefined) logger.withTag(info.plugin).error(`${what} failed`, error);
     if (info.hook) coreMetrics.hookFailures.inc({ plugin: info.plugin, hook: info.hook });
-    if (info.hook === "vellum:error" || diskFullNow === false) return;
+    if (info.hook === "vellum:error" || reported === false) return;
     const hook = info.hook ? { hook: info.hook } : {};
     void bus.call("vellum:error", { error, plugin: info.plugin, ...hook, tags: { where, ...info.tags } });
   };
@@ -130,9 +130,9 @@ export function createVellum(input: VellumConfig): Vellum {
     bus,
     reportError(error: unknown, event: H3Event) {
       const where = `${event.req.method} ${event.url.pathname} (request ${requestId(event)})`;
-      const diskFullNow = diskFull.report(error, where);
-      if (diskFullNow === false) return;
-      if (diskFullNow === undefined) logger.withTag("http").error(`unhandled error in ${where}`, error);
+      const reported = storageFailures.report(error, where);
+      if (reported === false) return;
+      if (reported === undefined) logger.withTag("http").error(`unhandled error in ${where}`, error);
       void bus.call("http:error", { event, error });
       void bus.call("vellum:error", { error, tags: { request_id: requestId(event) } });
     },

@@ -2,7 +2,7 @@ import type { ConsolaInstance } from "consola";
 import { getCookie, type H3Event, HTTPError, toResponse } from "h3";
 import { FastResponse } from "srvx/node";
 import { ApiError } from "../errors/api-error.js";
-import { diskFullCode, diskFullError } from "../errors/disk-full.js";
+import { storageFailure, storageFailureError } from "../errors/storage-failure.js";
 import type { VellumHookBus } from "../hooks/hooks.js";
 import { createKeyVerifier, presentedKey } from "../security/api-key.js";
 import { clientIp, socketAddress } from "../security/client-ip.js";
@@ -225,7 +225,8 @@ export function createPipeline(deps: PipelineDeps) {
       return observed(event, errorResponse(codeForStatus(error.status), message, id, options));
     }
     deps.reportError(original, event);
-    if (diskFullCode(original)) return respond(diskFullError());
+    const failure = storageFailure(original);
+    if (failure) return respond(storageFailureError(failure));
     const message = deps.debug && original instanceof Error ? original.message : "An unexpected error occurred.";
     return observed(event, errorResponse("internal_error", message, id, { headers: base, prefix: mountPrefix(event) }));
   }

@@ -3,7 +3,7 @@ import { PreparedQuery } from "../db/prepared.js";
 import { type DueJobs, dueHeads, dueInBatches, keyHead } from "./due-jobs.js";
 import type { AnyDb, JobsTable } from "../db/types.js";
 import { inSavepoint, RequiredFlushError, rethrowIfLost } from "../db/write.js";
-import { diskFullCode } from "../errors/disk-full.js";
+import { storageFailure } from "../errors/storage-failure.js";
 import { defaultBackoffMs, errorMessage, type JobFailure, publicJobErrorCode } from "./job-error.js";
 import { toJobRecord } from "./job-row.js";
 import type { JobQueueOptions } from "./job-queue.js";
@@ -226,8 +226,8 @@ export class QueueWorker {
     try {
       return await this.#applyTogether(jobs);
     } catch (error) {
-      // A full disk is no job's failure: the batch waits for the next look like a failed commit.
-      if (!(error instanceof RequiredFlushError) || diskFullCode(error.cause)) throw error;
+      // A full disk or a held lock is no job's failure: the batch waits for the next look like a failed commit.
+      if (!(error instanceof RequiredFlushError) || storageFailure(error.cause)) throw error;
       const [only] = jobs;
       if (jobs.length === 1 && only)
         return [await this.#deferSync((connection) => this.#recordFailure(connection, only, error.cause))];
@@ -262,6 +262,7 @@ export class QueueWorker {
             applied.push(job);
           } catch (error) {
             rethrowIfLost(error);
+            if (storageFailure(error)) throw error;
             failedKeys.add(key);
             failures.push(await this.#recordFailure(trx, job, error));
           }

@@ -1,21 +1,36 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, rmdirSync } from "node:fs";
-import { readdir, rm, statfs, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, rm, statfs, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
+import Database from "better-sqlite3";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, type Server, startServer } from "./fuzz-support.js";
 import { waitFor } from "./support.js";
 
-// The data directory on a real file system that fills up: a tmpfs of 8 MiB, nearly filled by a
+// Writes the storage cannot take answer contract §3's 503 with Retry-After, never a 500, and lose
+// nothing acknowledged. First the data directory on a real file system that fills up: a tmpfs of 8 MiB, nearly filled by a
 // file of the test's own. Writes must then answer the contract's 503, never a 500; reads go on;
 // creates acknowledged before are applied once the file is gone, without a restart.
 
 const TMPFS_BYTES = 8 * 1024 * 1024;
 /** What the filler leaves free: room for a few creates, not for the test's hundred. */
 const LEFT_FREE_BYTES = 600 * 1024;
-const API_KEY = "disk-full-test-key-0123456789abcdef";
+const API_KEY = "storage-failures-test-key-0123456789";
 const CONTENT = `<p>${"lorem ipsum dolor sit amet ".repeat(300)}</p>`;
+
+/** The headers of a write: the key and a CSRF token fetched from the server. */
+async function writeHeaders(url: string): Promise<Record<string, string>> {
+  const { token } = (await (await fetch(`${url}/api/v1/csrf`)).json()) as { token: string };
+  return {
+    authorization: `Bearer ${API_KEY}`,
+    cookie: `svc_csrf=${token}`,
+    "x-csrf-token": token,
+    "content-type": "application/json",
+  };
+}
+
+const articleBody = (slug: string) => JSON.stringify({ title: slug, slug, content: CONTENT, tags: ["disk"] });
 
 function mountTmpfs(): string {
   const dir = mkdtempSync(join(tmpdir(), "vellum-full-disk-"));
@@ -48,13 +63,7 @@ describe.skipIf(mountPoint === undefined)("a full data disk", () => {
 
   beforeAll(async () => {
     server = await startServer(dir, { SERVICE_DATA_DIR: join(dir, "data"), SERVICE_API_KEY: API_KEY });
-    const { token } = (await (await fetch(`${server.url}/api/v1/csrf`)).json()) as { token: string };
-    headers = {
-      authorization: `Bearer ${API_KEY}`,
-      cookie: `svc_csrf=${token}`,
-      "x-csrf-token": token,
-      "content-type": "application/json",
-    };
+    headers = await writeHeaders(server.url);
     const free = await statfs(dir);
     await writeFile(filler, Buffer.alloc(free.bavail * free.bsize - LEFT_FREE_BYTES));
   }, 30_000);
@@ -66,11 +75,7 @@ describe.skipIf(mountPoint === undefined)("a full data disk", () => {
   });
 
   const create = (slug: string) =>
-    fetch(`${server.url}/api/v1/articles`, {
-      method: "POST",
-      headers,
-      body: JSON.stringify({ title: slug, slug, content: CONTENT, tags: ["disk"] }),
-    });
+    fetch(`${server.url}/api/v1/articles`, { method: "POST", headers, body: articleBody(slug) });
 
   it("answers writes 503 service_unavailable, keeps reads, and applies every acknowledged create once there is room", async () => {
     const acknowledged: string[] = [];
@@ -151,5 +156,58 @@ describe.skipIf(mountPoint === undefined)("a full data disk", () => {
     const started = await startServer(dir, { SERVICE_DATA_DIR: fresh });
     await started.stop();
     expect(started.output()).toContain(`generated an API key, stored in ${keyFile}`);
+  }, 60_000);
+});
+
+describe("a database locked by another process", () => {
+  let dir: string;
+  let server: Server;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "vellum-locked-"));
+    server = await startServer(dir, { SERVICE_DATA_DIR: join(dir, "data"), SERVICE_API_KEY: API_KEY });
+  }, 30_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("answers writes 503 service_unavailable with Retry-After 1 while another connection holds the write lock", async () => {
+    const headers = await writeHeaders(server.url);
+    const create = (slug: string) =>
+      fetch(`${server.url}/api/v1/articles`, { method: "POST", headers, body: articleBody(slug) });
+    expect((await create("before-lock")).status).toBe(202);
+    await waitFor(async () => (await fetch(`${server.url}/api/v1/articles/before-lock`)).status === 200, "applied");
+
+    const other = new Database(join(dir, "data", "db", "vellum.sqlite"));
+    other.exec("BEGIN IMMEDIATE");
+    try {
+      for (const res of [
+        await create("while-locked"),
+        await fetch(`${server.url}/api/v1/articles/before-lock`, {
+          method: "PUT",
+          headers,
+          body: JSON.stringify({ title: "renamed" }),
+        }),
+      ]) {
+        expect(res.status).toBe(503);
+        expect(res.headers.get("retry-after")).toBe("1");
+        expect(((await res.json()) as { error: unknown }).error).toMatchObject({
+          code: "service_unavailable",
+          message: "The database is locked by another process; retry shortly.",
+        });
+      }
+      expect((await fetch(`${server.url}/api/v1/articles/before-lock`)).status).toBe(200);
+    } finally {
+      other.exec("ROLLBACK");
+      other.close();
+    }
+    expect((await create("after-lock")).status).toBe(202);
+    await waitFor(async () => (await fetch(`${server.url}/api/v1/articles/after-lock`)).status === 200, "after-lock");
+    expect(server.output()).toMatch(
+      /ERROR .*the database is locked by another connection \(SQLITE_BUSY\w*\): .+ failed\n/,
+    );
+    expect(server.output()).not.toContain("unhandled error");
   }, 60_000);
 });

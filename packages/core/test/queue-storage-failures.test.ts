@@ -6,8 +6,9 @@ import { waitFor } from "./helpers/wait.js";
 
 const { setup } = queueTestbed();
 
-/** What better-sqlite3 throws when a write finds the disk full. */
+/** What better-sqlite3 throws when a write finds the disk full, or another connection holding the lock. */
 const diskFull = () => Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
+const locked = () => Object.assign(new Error("database is locked"), { code: "SQLITE_BUSY" });
 
 // After SQLITE_FULL (or SQLITE_IOERR, SQLITE_NOMEM) SQLite may roll the whole transaction back on
 // its own. The handler below does what SQLite does then, with a real ROLLBACK, before it throws:
@@ -43,5 +44,39 @@ describe("a transaction SQLite rolled back itself", () => {
     const error = errors[0]?.error;
     expect(error).toBeInstanceOf(TransactionLostError);
     expect((error as Error).cause).toMatchObject({ code: "SQLITE_FULL" });
+  });
+});
+
+describe("a job that meets a full disk or a held lock", () => {
+  it("is not charged an attempt: the batch ends and the next look applies it", async () => {
+    const { db, queue, errors, process } = await setup();
+    const other = await queue.enqueue(db, "docs", "other", { n: 1 }, "A");
+    const busy = await queue.enqueue(db, "docs", "busy", { n: 2 }, "B");
+    let failures = 0;
+    process(
+      "docs",
+      async (job, w) => {
+        if (job.type === "busy" && failures < 3) {
+          failures++;
+          throw locked();
+        }
+        await insertEffect(w.trx, job);
+      },
+      { backoffMs: () => 60_000, pollMs: 20, maxAttempts: 2 },
+    );
+    queue.start();
+    await waitFor(async () => (await queue.get(busy.id))?.status === "applied");
+
+    // Three failures with two attempts allowed: it would have been dead-lettered had they counted.
+    expect(failures).toBe(3);
+    for (const job of [other, busy]) {
+      expect(await queue.get(job.id)).toMatchObject({ status: "applied", attempts: 0 });
+    }
+    expect(await effectValues(db)).toEqual([{ n: 1 }, { n: 2 }]);
+    expect(errors.map(({ error }) => (error as { code?: string }).code)).toEqual([
+      "SQLITE_BUSY",
+      "SQLITE_BUSY",
+      "SQLITE_BUSY",
+    ]);
   });
 });
