@@ -1,17 +1,18 @@
-import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, rmdirSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdtemp, readdir, rm, statfs, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import Database from "better-sqlite3";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mountTmpfs, tmpfsUnavailable, unmountTmpfs } from "../../../plugins/backup/test/tmpfs.js";
 import { BIN, type Server, startServer } from "./fuzz-support.js";
 import { waitFor } from "./support.js";
 
 // Writes the storage cannot take answer contract §3's 503 with Retry-After, never a 500, and lose
-// nothing acknowledged. First the data directory on a real file system that fills up: a tmpfs of 8 MiB, nearly filled by a
-// file of the test's own. Writes must then answer the contract's 503, never a 500; reads go on;
-// creates acknowledged before are applied once the file is gone, without a restart.
+// nothing acknowledged. First the data directory on a real file system that fills up (a tmpfs of
+// 8 MiB, nearly filled by a file of the test's own): reads go on, and creates acknowledged before
+// are applied once the file is gone, without a restart. Then a database another process locks.
 
 const TMPFS_BYTES = 8 * 1024 * 1024;
 /** What the filler leaves free: room for a few creates, not for the test's hundred. */
@@ -32,36 +33,18 @@ async function writeHeaders(url: string): Promise<Record<string, string>> {
 
 const articleBody = (slug: string) => JSON.stringify({ title: slug, slug, content: CONTENT, tags: ["disk"] });
 
-function mountTmpfs(): string {
-  const dir = mkdtempSync(join(tmpdir(), "vellum-full-disk-"));
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", `size=${TMPFS_BYTES},mode=0700`, "tmpfs", dir], {
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    return dir;
-  } catch (error) {
-    rmdirSync(dir);
-    throw error;
-  }
-}
+const unavailable = tmpfsUnavailable();
+if (unavailable !== undefined) console.warn(`skipping the full-disk tests: cannot mount a tmpfs (${unavailable})`);
 
-const mountPoint = (() => {
-  try {
-    return mountTmpfs();
-  } catch (error) {
-    const stderr = (error as { stderr?: Buffer }).stderr?.toString().trim();
-    console.warn(`skipping the full-disk tests: cannot mount a tmpfs (${stderr || (error as Error).message})`);
-    return undefined;
-  }
-})();
-
-describe.skipIf(mountPoint === undefined)("a full data disk", () => {
-  const dir = mountPoint as string;
-  const filler = join(dir, "filler");
+describe.skipIf(unavailable !== undefined)("a full data disk", () => {
+  let dir: string;
+  let filler: string;
   let server: Server;
   let headers: Record<string, string>;
 
   beforeAll(async () => {
+    dir = mountTmpfs(TMPFS_BYTES);
+    filler = join(dir, "filler");
     server = await startServer(dir, { SERVICE_DATA_DIR: join(dir, "data"), SERVICE_API_KEY: API_KEY });
     headers = await writeHeaders(server.url);
     const free = await statfs(dir);
@@ -70,8 +53,7 @@ describe.skipIf(mountPoint === undefined)("a full data disk", () => {
 
   afterAll(async () => {
     await server?.stop();
-    execFileSync("umount", [dir]);
-    rmdirSync(dir);
+    if (dir) unmountTmpfs(dir);
   });
 
   const create = (slug: string) =>

@@ -1,5 +1,3 @@
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmdirSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, rm, stat, statfs, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RestoreError, restoreGeneration, type RestoreOptions, type RestoreStep, VpbkError } from "../src/index.js";
 import { treeOf } from "./harness.js";
 import { bytes, kek, PASSPHRASE, writeArchive } from "./support.js";
+import { mountTmpfs, tmpfsUnavailable, unmountTmpfs } from "./tmpfs.js";
 
 // backup-format.md §5 test 25: a restore onto a real filesystem too small for the generation (a
 // tmpfs sized to half its data). The space pre-flight refuses it (exit 4) before any content is
@@ -19,36 +18,9 @@ const FILES = 4; // media files of 1 MiB: the generation holds about 4 MiB of da
 const TMPFS_BYTES = (FILES * MiB) / 2;
 const NOW = Date.UTC(2026, 3, 5, 6, 7, 8);
 
-/** Mounts a tmpfs of TMPFS_BYTES on a new directory; returns it, or throws with mount's message. */
-function mountTmpfs(): string {
-  const dir = mkdtempSync(join(tmpdir(), "vellum-disk-full-"));
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", `size=${TMPFS_BYTES},mode=0700`, "tmpfs", dir], {
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    return dir;
-  } catch (error) {
-    rmdirSync(dir);
-    const stderr = (error as { stderr?: Buffer }).stderr?.toString().trim();
-    throw new Error(stderr || (error instanceof Error ? error.message : String(error)));
-  }
-}
-
-function unmount(dir: string): void {
-  execFileSync("umount", [dir]);
-  rmdirSync(dir);
-}
-
 // Whether this process may mount at all, probed now so the tests can be skipped; the tmpfs the
 // tests use is mounted in beforeAll, which runs only when one of them runs.
-const mountFailure = (() => {
-  try {
-    unmount(mountTmpfs());
-    return undefined;
-  } catch (error) {
-    return (error as Error).message;
-  }
-})();
+const mountFailure = tmpfsUnavailable();
 if (mountFailure !== undefined) {
   console.warn(`skipping the disk-full restore tests: cannot mount a tmpfs (${mountFailure})`);
 }
@@ -59,7 +31,7 @@ let root: string; // outside the tmpfs: the archive
 let file: string;
 
 beforeAll(async () => {
-  mountPoint = mountTmpfs();
+  mountPoint = mountTmpfs(TMPFS_BYTES);
   dest = join(mountPoint, "data");
   root = await mkdtemp(join(tmpdir(), "vellum-disk-full-archive-"));
   file = join(root, "gen.vpbk");
@@ -83,7 +55,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  unmount(mountPoint);
+  unmountTmpfs(mountPoint);
   await rm(root, { recursive: true, force: true });
 });
 

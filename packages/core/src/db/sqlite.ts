@@ -48,7 +48,10 @@ export async function openSqlite(options: SqliteOptions, onQuery?: QueryListener
   raw.pragma("journal_size_limit = 67108864");
   const log =
     onQuery && ((event: LogEvent) => onQuery({ sql: event.query.sql, durationMs: event.queryDurationMillis }));
-  const kysely = new Kysely({ dialect: new SqliteDialect({ database: withRollbackGuard(withStatementCache(raw), raw) }), ...(log && { log }) });
+  const kysely = new Kysely({
+    dialect: new SqliteDialect({ database: withRollbackGuard(withStatementCache(raw), raw) }),
+    ...(log && { log }),
+  });
   const memory = options.path === ":memory:";
 
   const ops: DatabaseOps = {

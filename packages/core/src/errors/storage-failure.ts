@@ -50,7 +50,7 @@ export function storageFailure(error: unknown): StorageFailure | undefined {
   for (let depth = 0; depth < MAX_CAUSES && typeof current === "object" && current !== null; depth++) {
     const code = (current as { code?: unknown }).code;
     const kind = typeof code === "string" ? kindOf(code) : undefined;
-    if (kind && typeof code === "string") return { kind, code };
+    if (kind) return { kind, code: code as string };
     current = (current as { cause?: unknown }).cause;
   }
   return undefined;
