@@ -67,7 +67,10 @@ export const createSchema: RouteSchema = {
       headers: { Location: "The article's URL" },
     },
     409: { description: "The slug exists or a queued write claims it" },
-    503: { description: "The write queue is full", headers: { "Retry-After": "Seconds to wait" } },
+    503: {
+      description: "The write queue is full, the data disk is full, or another process locks the database",
+      headers: { "Retry-After": "Seconds to wait" },
+    },
   },
 };
 
