@@ -54,6 +54,9 @@ const CONFIGURATION_CODES = new Set([
   "VELLUM_MIGRATIONS_PENDING",
 ]);
 
+/** SQLite's codes for a database file that is damaged, or is not a database at all. */
+const DAMAGED_DATABASE = /^SQLITE_(CORRUPT|NOTADB)/;
+
 function firstLine(text: string): string {
   return text.split("\n", 1)[0] ?? "";
 }
@@ -72,7 +75,11 @@ export function describeError(error: unknown): { exitCode: number; lines: string
     };
   }
   if (error instanceof Error && typeof (error as Partial<CodedError>).code === "string") {
-    return { exitCode: EXIT_FAILURE, lines: [`vellum: ${firstLine(error.message)}`] };
+    const { code } = error as CodedError;
+    const hint = DAMAGED_DATABASE.test(code)
+      ? ` (${code}): the database file is damaged; restore it from a backup (docs/operations.md, "Backups and restores")`
+      : "";
+    return { exitCode: EXIT_FAILURE, lines: [`vellum: ${firstLine(error.message)}${hint}`] };
   }
   const detail = error instanceof Error ? (error.stack ?? error.message) : String(error);
   return { exitCode: EXIT_FAILURE, lines: [`vellum: unexpected error: ${detail}`] };

@@ -285,6 +285,20 @@ describe.concurrent("vellum --dry-run (the built binary)", () => {
     },
   );
 
+  it("stops with one line that says to restore from a backup when the database file is damaged", async ({
+    onTestFinished,
+  }) => {
+    const { tempDir, vellum } = scope(onTestFinished);
+    const dataDir = tempDir();
+    mkdirSync(join(dataDir, "db"), { recursive: true, mode: 0o700 });
+    writeFileSync(join(dataDir, "db", "vellum.sqlite"), "this is not a database, it is a text file of some length");
+    const result = await vellum(["serve", "--port", "0", "--data-dir", dataDir], { SERVICE_API_KEY: "k".repeat(32) });
+    expect(result.stderr).toBe(
+      'vellum: file is not a database (SQLITE_NOTADB): the database file is damaged; restore it from a backup (docs/operations.md, "Backups and restores")\n',
+    );
+    expect(result.status).toBe(1);
+  });
+
   it("prints the exact line for an unparsable port", async ({ onTestFinished }) => {
     const { vellum } = scope(onTestFinished);
     const result = await vellum(["--dry-run"], { PORT: "abc" });
