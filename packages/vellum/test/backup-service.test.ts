@@ -108,14 +108,17 @@ describe("the adaptive schedule, health and metrics", () => {
       expect((whileWriting[i] ?? 0) - (whileWriting[i - 1] ?? 0)).toBeLessThan(2_000);
     }
 
-    // Nothing written for 11.5 s: at most one more dirty generation (for the last writes), then the
-    // clean interval doubles (1, 2, 4 s, …): the gaps grow (give or take a tick) up to about 4 s.
+    // Nothing written for 11.5 s: one or two more dirty generations (a generation that was running
+    // when the last write landed began before it, so the next one is dirty too; a slow machine widens
+    // that window; CI once saw it), then the clean interval doubles
+    // (1, 2, 4 s, …): the gaps grow (give or take a tick) up to about 4 s. An interval that did not
+    // grow would give a generation every second, far more than 5.
     await sleep(11_500);
     const idle = (await createdTimes(target)).filter((ms) => ms > writeEnd);
     const gaps = idle.slice(1).map((ms, i) => ms - (idle[i] ?? 0));
     const seen = `generations at ${idle.map((ms) => ms - writeEnd).join(", ")} ms after the last write`;
     expect(idle.length, seen).toBeGreaterThanOrEqual(3);
-    expect(idle.length, seen).toBeLessThanOrEqual(4);
+    expect(idle.length, seen).toBeLessThanOrEqual(5);
     for (let i = 1; i < gaps.length; i++) expect(gaps[i], seen).toBeGreaterThan((gaps[i - 1] ?? 0) - 400);
     expect(gaps.at(-1), seen).toBeGreaterThan(3_000);
 
