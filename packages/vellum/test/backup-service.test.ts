@@ -109,7 +109,7 @@ describe("the adaptive schedule, health and metrics", () => {
     }
 
     // Nothing written for 11.5 s: one or two more dirty generations (a generation that was running
-    // when the last write landed began before it, so the next one is dirty too; a slow machine widens
+    // when the last write landed may have begun before it, and then the next one is dirty too; a slow machine widens
     // that window; CI once saw it), then the clean interval doubles
     // (1, 2, 4 s, …): the gaps grow (give or take a tick) up to about 4 s. An interval that did not
     // grow would give a generation every second, far more than 5.
