@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { MIN_API_KEY_LENGTH } from "@vellum/core";
+import { MIN_API_KEY_LENGTH, publishSecretFile } from "@vellum/core";
 import { CliError, type ConfigProblem, EXIT_FAILURE } from "./errors.js";
 
 export function apiKeyPath(dataDir: string): string {
@@ -54,13 +54,15 @@ export async function ensureApiKey(options: {
   const key = generateApiKey();
   const path = apiKeyPath(options.dataDir);
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  let published: string;
   try {
-    await writeFile(path, `${key}\n`, { mode: 0o600, flag: "wx" });
+    // Published whole or not at all: a full disk or a crash leaves no empty file to be taken for a key.
+    published = await publishSecretFile(path, `${key}\n`);
   } catch (error) {
-    // A file this call created and could not fill (a full disk) would be taken for a too-short key next time.
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") await rm(path, { force: true });
     throw new CliError(EXIT_FAILURE, [`vellum: cannot store a new API key in ${path}: ${(error as Error).message}`]);
   }
+  // Another process starting at the same moment may have published its key first: both use that one.
+  if (published !== key) return { key: published, source: "stored" };
   options.announce(`vellum: generated an API key, stored in ${path} (shown only this once): ${key}`);
   return { key, source: "generated" };
 }

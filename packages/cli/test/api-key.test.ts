@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -23,6 +23,22 @@ describe("ensureApiKey", () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain(first.key);
     expect(lines[0]).toContain(apiKeyPath(dir));
+  });
+
+  it("gives starts that race on an empty data directory one key, announced once, with nothing else left in settings/", async () => {
+    const dir = dataDir();
+    const lines: string[] = [];
+    const results = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        ensureApiKey({ configured: undefined, dataDir: dir, announce: (line) => lines.push(line) }),
+      ),
+    );
+    const keys = new Set(results.map((result) => result.key));
+    expect(keys.size).toBe(1);
+    expect(readFileSync(apiKeyPath(dir), "utf8")).toBe(`${results[0]?.key}\n`);
+    expect(results.filter((result) => result.source === "generated")).toHaveLength(1);
+    expect(lines).toHaveLength(1);
+    expect(readdirSync(join(dir, "settings"))).toEqual(["api-key"]);
   });
 
   it("lets the configured key win without reading or writing the data directory", async () => {

@@ -64,6 +64,6 @@ export type { TrustProxy, TrustProxyDescription, TrustProxySetting } from "./sec
 export type { LockoutOptions } from "./security/lockout.js";
 export { MemoryRateLimitStore, type RateLimitRule, type RateLimitStore } from "./security/rate-limit.js";
 export type { ArticlesService, StorageQuotaService, VellumServices } from "./services.js";
-export { loadOrCreateSecret } from "./storage/data-folder.js";
+export { loadOrCreateSecret, publishSecretFile } from "./storage/data-folder.js";
 export { directoryBytes, type WalkedFile, walkFiles } from "./storage/walk.js";
 export { createVellum, type FetchOptions, type MigrateOutcome, type Vellum } from "./vellum.js";

@@ -55,6 +55,7 @@ describe("public exports", () => {
         "pathParam",
         "prepareDataDir",
         "publicPath",
+        "publishSecretFile",
         "rawJson",
         "readJsonBody",
         "readResponse",

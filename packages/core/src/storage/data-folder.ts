@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { chmod, link, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { chmod, link, mkdir, open, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 
 const FOLDER = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
@@ -26,10 +26,9 @@ const MIN_SECRET_LENGTH = 32;
 
 /**
  * Loads secret `name` from `<dataDir>/settings/<name>`, or generates one (32 random bytes,
- * base64url) with mode 0600. A new secret is written and synced under a temporary name, then
- * published with `link`, which fails when the name exists: two processes starting together agree
- * on the first one published, and no reader ever sees a half-written file. An existing file is
- * tightened to 0600; one too short to be a secret is replaced.
+ * base64url) with mode 0600 and publishes it with `publishSecretFile`, so two processes starting
+ * together agree on one. An existing file is tightened to 0600; one too short to be a secret is
+ * replaced.
  */
 export async function loadOrCreateSecret(dataDir: string, name: string): Promise<string> {
   if (!FOLDER.test(name)) throw new Error(`'${name}' is not a secret name (a-z, 0-9, '-' and '_')`);
@@ -40,20 +39,46 @@ export async function loadOrCreateSecret(dataDir: string, name: string): Promise
     return stored;
   }
   const secret = randomBytes(32).toString("base64url");
-  const temporary = `${path}.${randomBytes(6).toString("hex")}.tmp`;
+  if (stored === undefined) return publishSecretFile(path, secret);
+  await writeDurably(path, secret, "replace");
+  return secret;
+}
+
+/**
+ * Publishes `content` as file `path` (mode 0600) unless the name exists, and returns what the file
+ * holds then, trimmed: this content, or what another process published first. The content is
+ * written and synced under a temporary name, then linked, which fails when the name exists; the
+ * folder is synced after. No reader sees a half-written file, and neither a full disk nor a crash
+ * leaves an empty one that a later start would take for the secret.
+ */
+export async function publishSecretFile(path: string, content: string): Promise<string> {
   try {
-    await writeFile(temporary, secret, { mode: 0o600, flush: true });
-    if (stored === undefined) await link(temporary, path);
-    else await rename(temporary, path);
+    await writeDurably(path, content, "once");
+    return content.trim();
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     const published = await readSecret(path);
     if (published === undefined) throw error;
     return published;
+  }
+}
+
+/** Writes `content` to `path` through a synced temporary file: linked (`once`: EEXIST when `path` exists) or renamed over it. */
+async function writeDurably(path: string, content: string, mode: "once" | "replace"): Promise<void> {
+  const temporary = `${path}.${randomBytes(6).toString("hex")}.tmp`;
+  try {
+    await writeFile(temporary, content, { mode: 0o600, flush: true });
+    if (mode === "once") await link(temporary, path);
+    else await rename(temporary, path);
   } finally {
     await rm(temporary, { force: true });
   }
-  return secret;
+  const folder = await open(dirname(path), "r");
+  try {
+    await folder.sync();
+  } finally {
+    await folder.close();
+  }
 }
 
 async function readSecret(path: string): Promise<string | undefined> {
