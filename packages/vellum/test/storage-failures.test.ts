@@ -89,6 +89,14 @@ describe.skipIf(unavailable !== undefined)("a full data disk", () => {
     const storage = await fetch(`${server.url}/health/storage`);
     expect(storage.status).toBe(503);
     expect(await storage.json()).toMatchObject({ status: "full" });
+    // Degraded, but still ready: reads are served.
+    expect(await (await fetch(`${server.url}/health`)).json()).toMatchObject({
+      status: "degraded",
+      components: { storage: "degraded" },
+    });
+    const ready = await fetch(`${server.url}/health/ready`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toMatchObject({ ready: true, checks: { storage: "degraded" } });
     const list = await fetch(`${server.url}/api/v1/articles?limit=1`);
     expect(list.status).toBe(200);
 
