@@ -144,9 +144,10 @@ function reason(output) {
  * @param {(port: number) => string[]} options.args arguments for `node`, given the chosen port
  * @param {string} [options.readyPath] path polled every 10 ms until it answers 200 (default /health/live)
  * @param {NodeJS.ProcessEnv} [options.env] extra environment variables for the child
+ * @param {(chunk: Buffer) => void} [options.onOutput] also given everything the child writes (stdout and stderr)
  * @returns {Promise<RunningServer>}
  */
-export async function startServer({ args, readyPath = "/health/live", env = {} }) {
+export async function startServer({ args, readyPath = "/health/live", env = {}, onOutput }) {
   const port = await freePort();
   const url = `http://${HOST}:${port}`;
   const startedAt = performance.now();
@@ -159,6 +160,7 @@ export async function startServer({ args, readyPath = "/health/live", env = {} }
   /** @param {Buffer} chunk */
   const keepTail = (chunk) => {
     output = (output + chunk.toString()).slice(-OUTPUT_TAIL_CHARS);
+    onOutput?.(chunk);
   };
   child.stdout.on("data", keepTail);
   child.stderr.on("data", keepTail);

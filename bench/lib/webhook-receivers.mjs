@@ -8,6 +8,8 @@ const receiverScript = fileURLToPath(new URL("../servers/webhook-receiver.mjs", 
  * @typedef {object} ReceiverStats
  * @property {number} port
  * @property {number} count deliveries answered
+ * @property {number} unique distinct events answered
+ * @property {Record<string, number>} types distinct events answered, by event (`X-Service-Event`)
  * @property {number} firstMs
  * @property {number} lastMs
  * @property {Record<string, number>} bySecond deliveries answered in each whole second of that clock
@@ -21,18 +23,19 @@ export const hookUrl = (port) => `http://127.0.0.1:${port}/hook`;
 
 /**
  * `count` receivers on 127.0.0.1, one process for them all (see `bench/servers/webhook-receiver.mjs`).
- * They hold every first delivery unanswered until `release()` with `hold`, and exit by themselves
- * after `lifetimeSeconds`.
+ * They hold every first delivery unanswered until `release()` with `hold`, answer every
+ * `failEvery`-th delivery 500 (when set), and exit by themselves after `lifetimeSeconds`.
  * @param {number} count
- * @param {{ hold?: boolean, lifetimeSeconds: number }} options
+ * @param {{ hold?: boolean, failEvery?: number, lifetimeSeconds: number }} options
  */
-export async function startReceivers(count, { hold = false, lifetimeSeconds }) {
+export async function startReceivers(count, { hold = false, failEvery = 0, lifetimeSeconds }) {
   const extra = await Promise.all(Array.from({ length: count - 1 }, freePort));
   const child = await startServer({
     args: (port) => [
       receiverScript,
       ...["--ports", [port, ...extra].join(","), "--lifetime", String(lifetimeSeconds)],
       ...(hold ? ["--hold"] : []),
+      ...(failEvery > 0 ? ["--fail-every", String(failEvery)] : []),
     ],
   });
   const ports = [Number(new URL(child.url).port), ...extra];

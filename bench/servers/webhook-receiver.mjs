@@ -14,21 +14,30 @@ import { summary } from "../search/stats.mjs";
  *
  * With `--hold`, deliveries are left unanswered until `POST /release`, so a backlog builds up in the
  * server's outbox and the release measures how fast it drains (a delivery counts when answered).
+ * With `--fail-every <n>`, every n-th delivery to each receiver is answered 500 and not counted: the
+ * server retries it (the soak's flaky receiver). `unique` counts distinct events, `types` them by event.
  * Every port also answers `GET /health/live` (200) and `GET /stats` (every receiver, JSON).
  * The process exits by itself after `--lifetime` seconds.
- * Usage: node webhook-receiver.mjs --ports <p1,p2,…> [--hold] [--lifetime <s>]
+ * Usage: node webhook-receiver.mjs --ports <p1,p2,…> [--hold] [--fail-every <n>] [--lifetime <s>]
  */
 const { values } = parseArgs({
   options: {
     ports: { type: "string" },
     hold: { type: "boolean", default: false },
     lifetime: { type: "string", default: "300" },
+    "fail-every": { type: "string", default: "0" },
   },
 });
 const ports = (values.ports ?? "").split(",").map(Number);
 const lifetime = Number(values.lifetime);
-if (ports.length === 0 || !ports.every((port) => Number.isInteger(port) && port > 0) || !(lifetime > 0)) {
-  console.error("webhook-receiver: pass --ports <p1,p2,…> [--hold] [--lifetime <s>]");
+const failEvery = Number(values["fail-every"]);
+if (
+  ports.length === 0 ||
+  !ports.every((port) => Number.isInteger(port) && port > 0) ||
+  !(lifetime > 0) ||
+  !(Number.isInteger(failEvery) && failEvery >= 0)
+) {
+  console.error("webhook-receiver: pass --ports <p1,p2,…> [--hold] [--fail-every <n>] [--lifetime <s>]");
   process.exit(2);
 }
 setTimeout(() => process.exit(0), lifetime * 1000);
@@ -47,6 +56,10 @@ const receivers = ports.map((port) => ({
   outOfOrder: 0,
   duplicates: 0,
   ids: new Set(),
+  /** Delivery requests seen, answered or refused (for `--fail-every`). */
+  requests: 0,
+  /** @type {Record<string, number>} distinct events by `X-Service-Event` */
+  types: {},
   /** @type {Record<number, number>} */
   bySecond: {},
   /** @type {number[]} */
@@ -55,8 +68,9 @@ const receivers = ports.map((port) => ({
 
 /** @param {(typeof receivers)[number]} receiver */
 function stats(receiver) {
-  const { port, count, firstMs, lastMs, outOfOrder, duplicates, lagMs, bySecond } = receiver;
-  return { port, count, firstMs, lastMs, outOfOrder, duplicates, lagMs: summary(lagMs), bySecond };
+  const { port, count, firstMs, lastMs, outOfOrder, duplicates, lagMs, bySecond, types } = receiver;
+  const unique = receiver.ids.size;
+  return { port, count, unique, types, firstMs, lastMs, outOfOrder, duplicates, lagMs: summary(lagMs), bySecond };
 }
 
 /** @param {(typeof receivers)[number]} receiver */
@@ -66,11 +80,20 @@ function onDelivery(receiver, req, res) {
     if (head.length < 200) head += chunk.toString("latin1", 0, 200);
   });
   req.on("end", () => {
+    if (failEvery > 0 && ++receiver.requests % failEvery === 0) {
+      res.writeHead(500);
+      res.end();
+      return;
+    }
     const answer = () => {
       const now = performance.now();
       const id = String(req.headers["x-service-delivery"] ?? "");
       if (receiver.ids.has(id)) receiver.duplicates++;
-      else receiver.ids.add(id);
+      else {
+        receiver.ids.add(id);
+        const type = String(req.headers["x-service-event"] ?? "");
+        receiver.types[type] = (receiver.types[type] ?? 0) + 1;
+      }
       if (id < receiver.lastId) receiver.outOfOrder++;
       else receiver.lastId = id;
       const createdAt = Date.parse(CREATED_AT.exec(head)?.[1] ?? "");

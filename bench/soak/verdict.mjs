@@ -1,0 +1,128 @@
+import { percentile } from "../search/stats.mjs";
+
+/** The most file descriptors a server may gain from its first minute to the end of its run. */
+const MAX_FD_GROWTH = 50;
+/** The largest WAL allowed: `journal_size_limit` (64 MiB) and room for one checkpoint's worth. */
+const MAX_WAL_MB = 80;
+
+/**
+ * Every article the service lists, through the public API (and so through the response cache).
+ * @returns {Promise<Map<string, string>>} title by slug
+ */
+export async function listedArticles(url) {
+  const titles = new Map();
+  let cursor = "";
+  for (let page = 0; page < 10_000; page++) {
+    const res = await fetch(`${url}/api/v1/articles?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+    if (res.status !== 200) throw new Error(`GET /api/v1/articles answered ${res.status}`);
+    const body = await res.json();
+    for (const article of body.articles) titles.set(article.slug, article.title);
+    if (!body.next_cursor) return titles;
+    cursor = body.next_cursor;
+  }
+  throw new Error("the list did not end within 10,000 pages");
+}
+
+/**
+ * Whether the service holds what the client was told: every live slug with its last title, no
+ * deleted one, nothing nobody created. Slugs whose last write lost its answer may be either way.
+ * @param {import("./traffic.mjs").Traffic} traffic
+ * @param {Map<string, string>} listed
+ */
+export function compareModel(traffic, listed) {
+  const problems = [];
+  for (const [slug, state] of traffic.model) {
+    if (state.uncertain) continue;
+    const title = listed.get(slug);
+    if (state.live && title === undefined) problems.push(`${slug}: acknowledged, but not listed`);
+    else if (state.live && title !== state.title)
+      problems.push(`${slug}: listed as "${title}", expected "${state.title}"`);
+    else if (!state.live && title !== undefined) problems.push(`${slug}: deleted (or never created), but listed`);
+  }
+  for (const slug of listed.keys())
+    if (!traffic.model.has(slug)) problems.push(`${slug}: listed, but nobody created it`);
+  return problems;
+}
+
+/**
+ * Whether every receiver saw every event of an acknowledged write, in commit order. A receiver may
+ * see an event more than once (at least once), and the events of writes whose answer was lost may
+ * or may not be there.
+ */
+export function compareDeliveries(traffic, stats) {
+  const { uncertain, ...certain } = traffic.events;
+  const expected = Object.values(certain).reduce((sum, n) => sum + n, 0);
+  const problems = [];
+  for (const s of stats) {
+    const name = `receiver :${s.port}`;
+    if (s.unique < expected || s.unique > expected + uncertain)
+      problems.push(`${name}: ${s.unique} distinct events, expected ${expected} (+ up to ${uncertain} uncertain)`);
+    for (const [type, n] of Object.entries(certain)) {
+      const got = s.types[type] ?? 0;
+      if (got < n || got > n + uncertain)
+        problems.push(`${name}: ${got} ${type}, expected ${n} (+ up to ${uncertain})`);
+    }
+    if (s.outOfOrder > 0) problems.push(`${name}: ${s.outOfOrder} events out of commit order`);
+  }
+  return problems;
+}
+
+/** The server's resources over each of its runs: file descriptors and the WAL must stay bounded. */
+export function compareResources(samples) {
+  const problems = [];
+  for (const life of new Set(samples.map((s) => s.life))) {
+    const run = samples.filter((s) => s.life === life);
+    const settled = run.find((s) => s.t - run[0].t >= 60) ?? run[0];
+    const maxFds = Math.max(...run.map((s) => s.fds));
+    if (maxFds - settled.fds > MAX_FD_GROWTH)
+      problems.push(`run ${life}: file descriptors grew from ${settled.fds} to ${maxFds}`);
+  }
+  const maxWal = Math.max(...samples.map((s) => s.walMb));
+  if (maxWal > MAX_WAL_MB) problems.push(`the WAL reached ${maxWal.toFixed(1)} MB`);
+  const last = samples.at(-1);
+  if (last && last.queued > 0) problems.push(`${last.queued} jobs still queued after the drain`);
+  if (last && last.failed > 0) problems.push(`${last.failed} jobs dead-lettered`);
+  return problems;
+}
+
+/** Least-squares slope of `y` over `t` (per minute), or NaN for fewer than two points. */
+function slopePerMinute(points) {
+  if (points.length < 2) return Number.NaN;
+  const n = points.length;
+  const mt = points.reduce((s, p) => s + p.t, 0) / n;
+  const my = points.reduce((s, p) => s + p.y, 0) / n;
+  const num = points.reduce((s, p) => s + (p.t - mt) * (p.y - my), 0);
+  const den = points.reduce((s, p) => s + (p.t - mt) ** 2, 0);
+  return den === 0 ? Number.NaN : (num / den) * 60;
+}
+
+/** Memory of each run of the server: after its first minute, at its end, and the slope over its second half. */
+export function memoryLines(samples) {
+  const lines = [];
+  for (const life of new Set(samples.map((s) => s.life))) {
+    const run = samples.filter((s) => s.life === life);
+    const start = run[0].t;
+    const end = run.at(-1).t;
+    const settled = run.find((s) => s.t - start >= 60) ?? run[0];
+    const half = run.filter((s) => s.t >= start + (end - start) / 2).map((s) => ({ t: s.t, y: s.rssMb }));
+    const peak = Math.max(...run.map((s) => s.rssMb));
+    lines.push(
+      `run ${life} (${((end - start) / 60).toFixed(1)} min): RSS ${settled.rssMb.toFixed(0)} MB after its first minute, ` +
+        `${run.at(-1).rssMb.toFixed(0)} MB at its end (peak ${peak.toFixed(0)}), ${slopePerMinute(half).toFixed(2)} MB/min over its second half; ` +
+        `file descriptors ${settled.fds} → ${run.at(-1).fds} (max ${Math.max(...run.map((s) => s.fds))})`,
+    );
+  }
+  return lines;
+}
+
+/** Answers by operation: counts by status, and p50 / p99 latency. */
+export function trafficLines(traffic) {
+  const lines = [];
+  for (const [op, byStatus] of [...traffic.statuses].sort(([a], [b]) => a.localeCompare(b))) {
+    const latency = traffic.latency.get(op) ?? [];
+    const statuses = [...byStatus].map(([status, n]) => `${status || "no answer"}: ${n}`).join(", ");
+    const p = (q) => (latency.length ? percentile(latency, q).toFixed(1) : "n/a");
+    lines.push(`| ${op} | ${statuses} | ${p(50)} | ${p(99)} |`);
+  }
+  return ["| operation | answers by status | p50 ms | p99 ms |", "| --- | --- | ---: | ---: |", ...lines];
+}
