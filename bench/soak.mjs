@@ -12,8 +12,10 @@ import {
   compareDeliveries,
   compareModel,
   compareResources,
+  healthProblems,
   listedArticles,
   memoryLines,
+  sampleTable,
   trafficLines,
 } from "./soak/verdict.mjs";
 
@@ -31,6 +33,8 @@ const MINUTES = Number(process.env.SOAK_MINUTES) || 5;
 /** Operations started per second. */
 const RATE = Number(process.env.SOAK_RATE) || 100;
 const KILLS = process.env.SOAK_KILLS === undefined ? 1 : Number(process.env.SOAK_KILLS);
+/** Live articles at most: past them a create becomes a delete, so the data set stays about this size. */
+const MAX_ARTICLES = Number(process.env.SOAK_ARTICLES) || 2_000;
 const MAX_IN_FLIGHT = 64;
 /**
  * The flaky receiver answers every 25th delivery 500. Its later events wait while that one is
@@ -93,7 +97,7 @@ const start = () =>
     onOutput: readLog,
   });
 
-const traffic = new Traffic({ apiKey: API_KEY, seed: Number(process.env.SOAK_SEED) || 1 });
+const traffic = new Traffic({ apiKey: API_KEY, seed: Number(process.env.SOAK_SEED) || 1, maxArticles: MAX_ARTICLES });
 const monitor = new Monitor({ dataDir, backupDir });
 let server = await start();
 let life = 1;
@@ -151,6 +155,8 @@ try {
   }
   const listed = await listedArticles(server.url);
   const stats = [...(await healthy.stats()), ...(await flaky.stats())];
+  const health = await healthProblems(server.url);
+  problems.push(...health.problems);
   problems.push(
     ...compareModel(traffic, listed),
     ...compareDeliveries(traffic, stats),
@@ -170,12 +176,16 @@ try {
     "",
     ...trafficLines(traffic),
     "",
+    ...sampleTable(monitor.samples),
+    "",
     `- articles: ${liveCount} live as acknowledged, ${listed.size} listed; writes whose answer was lost: ${traffic.events.uncertain}`,
     `- events acknowledged: ${traffic.events["article.created"]} created, ${traffic.events["article.updated"]} updated, ${traffic.events["article.deleted"]} deleted; ` +
       `receivers: ${stats.map((s) => `${s.unique} distinct (${s.duplicates} again)`).join(", ")}`,
     ...memoryLines(monitor.samples).map((line) => `- ${line}`),
     `- WAL at most ${Math.max(...monitor.samples.map((s) => s.walMb)).toFixed(1)} MB; database ${last.dbMb.toFixed(1)} MB, ` +
-      `data directory ${last.dataMb.toFixed(1)} MB at the end; backup generations at the end ${last.backups}; job rows ${last.jobs}, outbox rows ${last.events}`,
+      `data directory ${last.dataMb.toFixed(1)} MB at the end; job rows ${last.jobs}, outbox rows ${last.events}`,
+    `- backups: ${health.backup.generations} generations at the end; last drill ${health.backup.drill?.ok ? "passed" : "did not pass"} ` +
+      `(${health.backup.drill?.at ?? "never"})`,
     `- server log: ${[...log.byLevel].map(([level, n]) => `${n} ${level}`).join(", ") || "nothing"}`,
     ...log.firstProblems.map((line) => `  - ${line}`),
     "",

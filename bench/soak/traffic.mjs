@@ -38,9 +38,11 @@ const SEARCH_WORDS = ["article", "topic", "read", "more", "lorem", "vellum", "zz
  */
 
 export class Traffic {
-  /** @param {{ apiKey: string, seed?: number }} options */
-  constructor({ apiKey, seed = 1 }) {
+  /** @param {{ apiKey: string, seed?: number, maxArticles: number }} options */
+  constructor({ apiKey, seed = 1, maxArticles }) {
     this.apiKey = apiKey;
+    this.maxArticles = maxArticles;
+    this.live = 0;
     this.random = rng(seed);
     this.url = "";
     /** @type {Record<string, string>} */
@@ -93,7 +95,8 @@ export class Traffic {
       case "list":
         return this.#check("list", await this.#get(`/api/v1/articles?limit=20&tag=${this.#pick(TAGS)}`), [200]);
       case "create":
-        return this.#create();
+        // Past `maxArticles` live ones, a create becomes a delete: the data set stops growing.
+        return this.live >= this.maxArticles ? this.#delete() : this.#create();
       case "update":
         return this.#update();
       case "delete":
@@ -103,7 +106,8 @@ export class Traffic {
         return id ? this.#check("job", await this.#get(`/api/v1/jobs/${id}`), [200]) : undefined;
       }
       case "search":
-        return this.#check("search", await this.#get(`/api/v1/search?q=${this.#pick(SEARCH_WORDS)}`), [200]);
+        // 10 searches a second per client (contract §4): a burst of the random mix may meet the limit.
+        return this.#check("search", await this.#get(`/api/v1/search?q=${this.#pick(SEARCH_WORDS)}`), [200, 429]);
       case "csrf":
         return this.#check("csrf", await this.#get("/api/v1/csrf"), [200]);
       case "media":
@@ -153,6 +157,7 @@ export class Traffic {
       this.jobs.push(JSON.parse(answer.text).id);
       if (this.jobs.length > 1000) this.jobs.splice(0, 500);
       Object.assign(state, { title: body.title, live: true });
+      this.live++;
       this.events["article.created"]++;
     } finally {
       state.busy = false;
@@ -184,6 +189,7 @@ export class Traffic {
       if (answer.status === 0) return this.#lost(state, "delete", answer);
       if (!this.#check("delete", answer, [204])) return;
       state.live = false;
+      this.live--;
       this.events["article.deleted"]++;
     } finally {
       state.busy = false;

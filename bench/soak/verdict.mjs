@@ -85,6 +85,20 @@ export function compareResources(samples) {
   return problems;
 }
 
+/**
+ * What the service says of itself once drained: `/health` is `ok`, and the backup component has
+ * made generations and passed its last restore drill.
+ */
+export async function healthProblems(url) {
+  const problems = [];
+  const health = await (await fetch(`${url}/health`)).json();
+  if (health.status !== "ok") problems.push(`/health is ${health.status}: ${JSON.stringify(health.components ?? {})}`);
+  const backup = await (await fetch(`${url}/health/backup`)).json();
+  if (backup.last_backup?.ok !== true) problems.push(`last backup: ${JSON.stringify(backup.last_backup ?? null)}`);
+  if (backup.drill?.ok !== true) problems.push(`last restore drill: ${JSON.stringify(backup.drill ?? null)}`);
+  return { problems, backup };
+}
+
 /** Least-squares slope of `y` over `t` (per minute), or NaN for fewer than two points. */
 function slopePerMinute(points) {
   if (points.length < 2) return Number.NaN;
@@ -125,4 +139,20 @@ export function trafficLines(traffic) {
     lines.push(`| ${op} | ${statuses} | ${p(50)} | ${p(99)} |`);
   }
   return ["| operation | answers by status | p50 ms | p99 ms |", "| --- | --- | ---: | ---: |", ...lines];
+}
+
+/** The samples at each whole minute (and the last): the server's resources and the database's rows over time. */
+export function sampleTable(samples) {
+  const rows = samples.filter(
+    (s, i) => i === samples.length - 1 || Math.floor(s.t / 60) !== Math.floor((samples[i + 1]?.t ?? 0) / 60),
+  );
+  return [
+    "| s | run | RSS MB | fds | WAL MB | db MB | data MB | backups | job rows | queued | outbox rows |",
+    "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ...rows.map(
+      (s) =>
+        `| ${s.t.toFixed(0)} | ${s.life} | ${s.rssMb.toFixed(0)} | ${s.fds} | ${s.walMb.toFixed(1)} | ${s.dbMb.toFixed(1)} | ` +
+        `${s.dataMb.toFixed(1)} | ${s.backups} | ${s.jobs} | ${s.queued} | ${s.events} |`,
+    ),
+  ];
 }
