@@ -110,7 +110,7 @@ function slopePerMinute(points) {
   return den === 0 ? Number.NaN : (num / den) * 60;
 }
 
-/** Memory of each run of the server: after its first minute, at its end, and the slope over its second half. */
+/** Memory of each run of the server: a minute in (or at its first sample), at its end, and the slope over its second half. */
 export function memoryLines(samples) {
   const lines = [];
   for (const life of new Set(samples.map((s) => s.life))) {
@@ -121,7 +121,7 @@ export function memoryLines(samples) {
     const half = run.filter((s) => s.t >= start + (end - start) / 2).map((s) => ({ t: s.t, y: s.rssMb }));
     const peak = Math.max(...run.map((s) => s.rssMb));
     lines.push(
-      `run ${life} (${((end - start) / 60).toFixed(1)} min): RSS ${settled.rssMb.toFixed(0)} MB after its first minute, ` +
+      `run ${life} (${((end - start) / 60).toFixed(1)} min): RSS ${settled.rssMb.toFixed(0)} MB at ${(settled.t - start).toFixed(0)} s, ` +
         `${run.at(-1).rssMb.toFixed(0)} MB at its end (peak ${peak.toFixed(0)}), ${slopePerMinute(half).toFixed(2)} MB/min over its second half; ` +
         `file descriptors ${settled.fds} → ${run.at(-1).fds} (max ${Math.max(...run.map((s) => s.fds))})`,
     );
