@@ -1,8 +1,8 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { articleBody } from "../scenarios/articles-data.mjs";
+import { migratedDataDir } from "./migrated.mjs";
 
 const ROUNDS = 20_000;
 const JOB_COLUMNS =
@@ -18,14 +18,8 @@ const JOB_COLUMNS =
  * @returns {Promise<Record<number, number>>} µs per create for 0, 1 and 3 delivery rows
  */
 export async function outboxRowCost(batch = 1) {
-  const dir = await mkdtemp(join(tmpdir(), "vellum-outbox-rows-"));
+  const dir = await migratedDataDir("vellum-outbox-rows-");
   try {
-    const { createVellum } = await import("../../packages/core/dist/index.js");
-    const { defaultPlugins } = await import("../../packages/vellum/dist/index.js");
-    const vellum = createVellum({ dataDir: dir, plugins: defaultPlugins(), logLevel: 0 });
-    const outcome = await vellum.migrate();
-    await vellum.close();
-    if (outcome.error) throw outcome.error;
     const db = new Database(join(dir, "db", "vellum.sqlite"));
     db.pragma("synchronous = OFF");
     const event = db.prepare("INSERT INTO webhook_events (id, type, body, created_at) VALUES (?, ?, ?, ?)");

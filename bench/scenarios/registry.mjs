@@ -11,6 +11,7 @@ export const scenarioNames = [
   "webhooks",
   "media",
   "backup",
+  "prune",
 ];
 
 /**

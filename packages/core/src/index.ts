@@ -10,6 +10,7 @@ export { migrationChecksum, migrationTableName } from "./db/migrations.js";
 export type { AppliedMigration, Migration, MigrationDrift, MigrationResult } from "./db/migrations.js";
 export type { MigrationSet, MigrationStatus } from "./db/migrations.js";
 export { PreparedColumn, PreparedInsert, PreparedQuery } from "./db/prepared.js";
+export { deleteInChunks } from "./db/chunked-delete.js";
 export type { DatabaseConfig, DatabaseOps, JobsTable, KernelTables, QueryListener, SqliteOptions } from "./db/types.js";
 export { type CollectOptions, type CommitFlush, type CommitHookName, collectForCommit } from "./db/write.js";
 export { RequiredFlushError, type Write } from "./db/write.js";

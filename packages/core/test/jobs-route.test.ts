@@ -8,6 +8,7 @@ import {
   type KernelTables,
 } from "../src/index.js";
 import { createTestVellum, type TestVellum } from "../src/testing/index.js";
+import { ageJob } from "./helpers/age-job.js";
 import { waitFor } from "./helpers/wait.js";
 
 /** What the failing handlers throw: the kind of text that must never reach a client. */
@@ -155,15 +156,13 @@ describe("GET /api/v1/jobs/:id", () => {
   it("answers applied for a pruned job its queue says was applied, 404 not_found for any other id", async () => {
     const job = await enqueue(main, "write");
     await waitFor(async () => (await main.get(job.id))?.status === "applied");
-    await t.vellum
-      .db()
-      .updateTable("_vellum_jobs")
-      .set({ updated_at: new Date(Date.now() - 2 * 86_400_000).toISOString() })
-      .where("id", "=", job.id)
-      .execute();
+    // Made and applied two days ago: its id (a ULID of that time) and the ledger's record of it.
+    const db = t.vellum.db();
+    const aged = await ageJob(db, job.id, 2 * 86_400_000);
+    await db.updateTable("ledger_rows").set({ id: aged }).where("id", "=", job.id).execute();
     expect(await t.vellum.queue().prune(86_400_000)).toBe(1);
-    expect(await main.get(job.id)).toBeUndefined();
-    expect((await jobResponse(job.id)).body).toEqual({ id: job.id, status: "applied" });
+    expect(await main.get(aged)).toBeUndefined();
+    expect((await jobResponse(aged)).body).toEqual({ id: aged, status: "applied" });
 
     for (const id of ["01ARZ3NDEKTSV4RRFFQ69G5FAV", "not-a-job", "01arz3ndektsv4rrffq69g5fav", "%2E%2E%2Fsettings"]) {
       const { status, body } = await jobResponse(id);

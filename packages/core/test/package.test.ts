@@ -35,6 +35,7 @@ describe("public exports", () => {
         "defineConfig",
         "definePlugin",
         "defineVellumPlugin",
+        "deleteInChunks",
         "describeTrustProxy",
         "directoryBytes",
         "effectiveAuth",
@@ -90,6 +91,7 @@ describe("public exports", () => {
       [
         "TEST_API_KEY",
         "createTestVellum",
+        "eventLoopTurns",
       ]
     `);
   });

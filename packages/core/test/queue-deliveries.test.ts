@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { JobRecord } from "../src/queue/types.js";
+import { ageJob } from "./helpers/age-job.js";
 import { queueTestbed } from "./helpers/queue-testbed.js";
 import { sleep, waitFor } from "./helpers/wait.js";
 
@@ -210,14 +211,13 @@ describe("listing, replaying and pruning one queue", () => {
     const brief = await queue.enqueue(db, "brief", "deliver", {});
     queue.start();
     await waitFor(async () => (await queue.stats()).length === 0);
-    const twoDaysAgo = new Date(Date.now() - 2 * 86_400_000).toISOString();
-    await db.updateTable("_vellum_jobs").set({ updated_at: twoDaysAgo }).execute();
+    const keptTwoDays = await ageJob(db, kept.id, 2 * 86_400_000);
+    const briefTwoDays = await ageJob(db, brief.id, 2 * 86_400_000);
     expect(await queue.prune(86_400_000)).toBe(1);
-    expect(await queue.get(brief.id)).toBeUndefined();
-    expect(await queue.get(kept.id)).toMatchObject({ status: "applied" });
-    const eightDaysAgo = new Date(Date.now() - 8 * 86_400_000).toISOString();
-    await db.updateTable("_vellum_jobs").set({ updated_at: eightDaysAgo }).execute();
+    expect(await queue.get(briefTwoDays)).toBeUndefined();
+    expect(await queue.get(keptTwoDays)).toMatchObject({ status: "applied" });
+    const keptEightDays = await ageJob(db, keptTwoDays, 8 * 86_400_000);
     expect(await queue.prune(86_400_000)).toBe(1);
-    expect(await queue.get(kept.id)).toBeUndefined();
+    expect(await queue.get(keptEightDays)).toBeUndefined();
   });
 });

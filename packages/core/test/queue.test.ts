@@ -4,6 +4,7 @@ import { collectForCommit } from "../src/db/write.js";
 import { VellumError } from "../src/errors/vellum-error.js";
 import type { JobRecord } from "../src/queue/types.js";
 import { defaultBackoffMs } from "../src/queue/job-error.js";
+import { ageJob } from "./helpers/age-job.js";
 import { type AnyDb, type AnyTransaction, TEST_OWNER } from "./helpers/job-queue.js";
 import { effectValues, insertEffect, queueTestbed } from "./helpers/queue-testbed.js";
 import { deferred, sleep, waitFor } from "./helpers/wait.js";
@@ -385,16 +386,15 @@ describe("JobQueue", () => {
     process("dead", async () => Promise.reject(new Error("no")), { maxAttempts: 1 });
     queue.start();
     await waitFor(async () => (await queue.stats()).every((row) => row.queued === 0));
-    const old = new Date(Date.now() - 2 * 3_600_000).toISOString();
-    await db
-      .updateTable("_vellum_jobs")
-      .set({ updated_at: old })
-      .where("id", "in", [jobs[0]?.id, jobs[1]?.id, dead.id])
-      .execute();
+    const [first, second] = await Promise.all(
+      [jobs[0], jobs[1]].map((job) => ageJob(db, job?.id as string, 2 * 3_600_000)),
+    );
+    const oldDead = await ageJob(db, dead.id, 2 * 3_600_000);
     expect(await queue.prune(3_600_000)).toBe(2);
-    expect(await queue.get(jobs[0]?.id as string)).toBeUndefined();
+    expect(await queue.get(first as string)).toBeUndefined();
+    expect(await queue.get(second as string)).toBeUndefined();
     expect(await queue.get(jobs[2]?.id as string)).toMatchObject({ status: "applied" });
-    expect(await queue.get(dead.id)).toMatchObject({ status: "failed" });
+    expect(await queue.get(oldDead)).toMatchObject({ status: "failed" });
   });
 
   it("clears an applied job's payload, or keeps what a delivery resolved to; dead-letter jobs keep theirs for replay", async () => {

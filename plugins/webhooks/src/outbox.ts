@@ -1,9 +1,12 @@
-import { type KernelTables, PreparedInsert, PreparedQuery, type PluginQueue, sql } from "@vellum/core";
+import { deleteInChunks, type KernelTables, PreparedInsert, PreparedQuery, type PluginQueue, sql } from "@vellum/core";
 import type { WebhookEvent } from "./events.js";
 import type { Receiver } from "./receivers.js";
 import type { WebhooksDb, WebhooksTables } from "./tables.js";
 
 type Schema = WebhooksTables & KernelTables;
+
+/** Event bodies deleted per statement when pruning. */
+const PRUNE_CHUNK = 1_000;
 
 /** A delivery job's payload: the event it sends (its body is in `webhook_events`). */
 export interface DeliveryPayload {
@@ -20,6 +23,7 @@ export class Outbox {
   readonly #receivers: readonly Receiver[];
   readonly #insertEvents: PreparedInsert;
   readonly #body: PreparedQuery<{ body: string }>;
+  readonly #pruneChunk: PreparedQuery;
 
   constructor(db: WebhooksDb, queue: PluginQueue<Schema>, receivers: readonly Receiver[]) {
     this.#queue = queue;
@@ -27,6 +31,15 @@ export class Outbox {
     // Compiled once: these run for every change and every delivery.
     this.#insertEvents = new PreparedInsert(db, "webhook_events", ["id", "type", "body", "created_at"]);
     this.#body = new PreparedQuery(db.selectFrom("webhook_events").select("body").where("id", "=", "").compile(), 1);
+    this.#pruneChunk = new PreparedQuery(
+      sql`DELETE FROM webhook_events WHERE id IN (
+        SELECT id FROM webhook_events INDEXED BY webhook_events_created_at
+        WHERE created_at < ${""} AND id NOT IN (
+          SELECT json_extract(payload, '$.event') FROM _vellum_jobs
+          WHERE queue = ${""} AND status IN ('queued', 'failed') AND json_extract(payload, '$.event') IS NOT NULL)
+        ORDER BY created_at LIMIT ${0})`.compile(db),
+      3,
+    );
   }
 
   /**
@@ -52,24 +65,11 @@ export class Outbox {
 
   /**
    * Removes the bodies of events older than `olderThanMs` that no delivery still waits for or
-   * holds in the dead-letter queue (those may be replayed at any time); returns how many.
+   * holds in the dead-letter queue (those may be replayed at any time), oldest first and
+   * `PRUNE_CHUNK` at a time with the event loop free between (`deleteInChunks`); returns how many.
    */
   async prune(db: WebhooksDb, olderThanMs: number): Promise<number> {
     const cutoff = new Date(Date.now() - olderThanMs).toISOString();
-    const result = await db
-      .deleteFrom("webhook_events")
-      .where("created_at", "<", cutoff)
-      .where(
-        "id",
-        "not in",
-        db
-          .selectFrom("_vellum_jobs")
-          .select(sql<string>`json_extract(payload, '$.event')`.as("event"))
-          .where("queue", "=", this.#queue.name)
-          .where("status", "in", ["queued", "failed"])
-          .where(sql`json_extract(payload, '$.event')`, "is not", null),
-      )
-      .executeTakeFirst();
-    return Number(result.numDeletedRows);
+    return deleteInChunks(db, this.#pruneChunk, [cutoff, this.#queue.name], PRUNE_CHUNK);
   }
 }

@@ -1,5 +1,5 @@
 import { definePlugin, type KernelTables, type PluginQueue } from "@vellum/core";
-import { createTestVellum, type TestVellum } from "@vellum/core/testing";
+import { createTestVellum, eventLoopTurns, type TestVellum } from "@vellum/core/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { Outbox } from "../src/outbox.js";
 import { webhooks } from "../src/plugin.js";
@@ -81,5 +81,20 @@ describe("the outbox", () => {
     expect(await outbox.prune(db, 9 * 86_400_000)).toBe(0);
     expect(await outbox.prune(db, 7 * 86_400_000)).toBe(2);
     expect(await outbox.body(db, "E3")).toBeUndefined();
+  });
+
+  it("prunes a large backlog of old bodies in chunks, with the event loop free between them", async () => {
+    const { db, outbox, write } = await setup();
+    const count = 2_500;
+    await write(...Array.from({ length: count }, (_, i) => `E${String(i).padStart(5, "0")}`));
+    await db.updateTable("_vellum_jobs").set({ status: "applied" }).execute();
+    await db
+      .updateTable("webhook_events")
+      .set({ created_at: new Date(Date.now() - 8 * 86_400_000).toISOString() })
+      .execute();
+    const { value: pruned, turns } = await eventLoopTurns(() => outbox.prune(db, 7 * 86_400_000));
+    expect(pruned).toBe(count);
+    expect(turns).toBeGreaterThanOrEqual(2);
+    expect(await db.selectFrom("webhook_events").select("id").execute()).toEqual([]);
   });
 });

@@ -17,6 +17,7 @@ import type {
   TransactionalHandler,
 } from "./types.js";
 import { toJobRecord } from "./job-row.js";
+import { AppliedJobsPruner } from "./prune.js";
 import { type QueueErrorHandler, QueueWorker } from "./worker.js";
 import { WritePressure } from "./write-pressure.js";
 
@@ -62,12 +63,14 @@ export class JobQueue {
   readonly #retention = new Map<string, number>();
   /** The insert of `enqueueMany`, compiled once per row count: it runs for every write that goes through a queue. */
   readonly #insert: PreparedInsert;
+  readonly #pruner: AppliedJobsPruner;
   #started = false;
 
   constructor(options: JobQueueOptions) {
     this.#options = options;
     this.#db = options.db;
     this.#insert = new PreparedInsert(options.db, JOBS_TABLE, JOB_COLUMNS);
+    this.#pruner = new AppliedJobsPruner(options.db);
   }
 
   /** Inserts a job through `executor`; inside the caller's transaction the job exists only if it commits. */
@@ -234,26 +237,9 @@ export class JobQueue {
 
   /**
    * Deletes applied jobs last updated longer ago than their queue keeps them (`retainAppliedMs`,
-   * else `defaultMs`); returns how many.
+   * else `defaultMs`), a chunk at a time (`AppliedJobsPruner`); returns how many.
    */
   async prune(defaultMs: number): Promise<number> {
-    const cutoff = (ms: number) => new Date(Date.now() - ms).toISOString();
-    let deleted = 0;
-    for (const [queue, ms] of this.#retention) {
-      const result = await this.#db
-        .deleteFrom(JOBS_TABLE)
-        .where("status", "=", "applied")
-        .where("queue", "=", queue)
-        .where("updated_at", "<", cutoff(ms))
-        .executeTakeFirst();
-      deleted += Number(result.numDeletedRows);
-    }
-    let rest = this.#db
-      .deleteFrom(JOBS_TABLE)
-      .where("status", "=", "applied")
-      .where("updated_at", "<", cutoff(defaultMs));
-    if (this.#retention.size > 0) rest = rest.where("queue", "not in", [...this.#retention.keys()]);
-    const result = await rest.executeTakeFirst();
-    return deleted + Number(result.numDeletedRows);
+    return this.#pruner.prune((queue) => this.#retention.get(queue) ?? defaultMs);
   }
 }

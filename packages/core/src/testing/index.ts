@@ -97,3 +97,23 @@ export async function createTestVellum(options: TestVellumOptions = {}): Promise
     },
   };
 }
+
+/**
+ * Runs `work` and counts the turns the event loop took meanwhile (`setImmediate` callbacks that
+ * ran): 0 when it held the loop until it ended, as one long synchronous statement does.
+ */
+export async function eventLoopTurns<T>(work: () => Promise<T>): Promise<{ value: T; turns: number }> {
+  let turns = 0;
+  let spinning = true;
+  const spin = () => {
+    if (!spinning) return;
+    turns++;
+    setImmediate(spin);
+  };
+  setImmediate(spin);
+  try {
+    return { value: await work(), turns };
+  } finally {
+    spinning = false;
+  }
+}
