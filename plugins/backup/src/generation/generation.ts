@@ -211,7 +211,11 @@ async function writeSnapshot(
     const walkStart = now();
     const walk = await walkDataDir(dataDir);
     const expected = snapshot.bytes + walk.entries.reduce((sum, entry) => sum + entry.size, 0);
-    const sink = drain(writer.readable, handle, (written) => options.onProgress?.(written, expected));
+    const sink = drain(writer.readable, handle, (written) => options.onProgress?.(written, expected)).catch(
+      (error: unknown) => {
+        throw targetWriteError(error, target);
+      },
+    );
     sink.catch(() => undefined); // awaited below; a failure also fails the writer's next call
     try {
       await writer.dir("db");
@@ -225,8 +229,13 @@ async function writeSnapshot(
       summary = await writer.end({ sealedMs: walkEnd, end: { walkStart, walkEnd, skipped } });
     } catch (error) {
       writer.abort(error instanceof Error ? error : new Error(String(error)));
-      await sink.catch(() => undefined);
-      throw error;
+      // A failed write to the target ends the writer's stream, and the writer's next call throws
+      // only an AbortError: the sink's error says what happened (a full target, say).
+      const written = await sink.then(
+        () => undefined,
+        (sinkError: unknown) => sinkError,
+      );
+      throw written instanceof BackupError && written !== error ? written : error;
     }
     await sink;
     const [synced, checked] = await Promise.allSettled([
@@ -307,6 +316,20 @@ async function timedSnapshot(
     await snapshot.close();
   }
   throw new BackupError("E_CLOCK_BEHIND", "T0 kept falling in an already labelled second");
+}
+
+/**
+ * A system call that failed writing the generation's partial file in `target` becomes
+ * `E_NO_SPACE` for a full target, else `E_IO`, naming the target; any other error (the writer's
+ * own, which ended its stream) is returned as it is.
+ */
+function targetWriteError(error: unknown, target: string): unknown {
+  if ((error as NodeJS.ErrnoException | undefined)?.syscall === undefined) return error;
+  const code = (error as NodeJS.ErrnoException).code;
+  const reason = error instanceof Error ? error.message : String(error);
+  if (code === "ENOSPC" || code === "EDQUOT")
+    return new BackupError("E_NO_SPACE", `the backup target ${target} is full: ${reason}`, { cause: error });
+  return new BackupError("E_IO", `writing a generation into ${target} failed: ${reason}`, { cause: error });
 }
 
 async function drain(

@@ -23,6 +23,8 @@ const CODES = {
   E_UNSTABLE_FILE: 4,
   /** Reading or writing failed. */
   E_IO: 4,
+  /** The backup target ran out of space (ENOSPC, EDQUOT) while the generation was written; nothing was published. */
+  E_NO_SPACE: 4,
   /** A new generation failed its read-after-write check (and was not published). */
   E_VERIFY: 1,
   /** BACKUP_OFF=true: a manual backup is refused (restore and verify still work). */
