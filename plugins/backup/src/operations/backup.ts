@@ -65,14 +65,27 @@ export async function runBackup(scope: BackupScope): Promise<BackupOutcome> {
         onProgress: scope.onProgress,
       });
     const generation = await waitingForLock(write, scope.waitForLockMs ?? 0);
-    await catalog.recordGeneration(generation);
+    // The generation is published and checked. Its records in the data dir only serve the drill
+    // (which falls back to the generation's MANIFEST) and health; on a full data disk they cannot
+    // be written. That is said, and the run goes on: failing it here skipped retention, so the
+    // target gained a generation every interval for as long as the data disk stayed full.
+    const unrecorded = (what: string) => (error: unknown) =>
+      logger.warn(
+        `backup: ${generation.name} was published, but ${what} in ${catalog.dir} could not be written ` +
+          `(${describeFailure(error).message})`,
+      );
+    await catalog
+      .recordGeneration(generation)
+      .catch(unrecorded("its record (the drill compares it with its MANIFEST)"));
     const removed = await retain(scope, target, generation.name, catalog);
-    await catalog.recordBackup({
-      at: new Date(now()).toISOString(),
-      ok: true,
-      durationMs: Math.round(performance.now() - began),
-      generation: generation.name,
-    });
+    await catalog
+      .recordBackup({
+        at: new Date(now()).toISOString(),
+        ok: true,
+        durationMs: Math.round(performance.now() - began),
+        generation: generation.name,
+      })
+      .catch(unrecorded("the record of the last backup (/health/backup shows the one before)"));
     return { generation, removed };
   } catch (error) {
     const failure = describeFailure(error);
