@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
 import type { JobRecord } from "../src/queue/types.js";
 import { ageJob } from "./helpers/age-job.js";
+import { openQueueDatabase } from "./helpers/job-queue.js";
 import { queueTestbed } from "./helpers/queue-testbed.js";
 import { sleep, waitFor } from "./helpers/wait.js";
 
-const { setup } = queueTestbed();
+const { setup, tempPath, newQueue } = queueTestbed();
 
 /** A promise with its resolve function, to hold a delivery open. */
 function gate(): { promise: Promise<void>; open: () => void } {
@@ -219,5 +220,40 @@ describe("listing, replaying and pruning one queue", () => {
     const keptEightDays = await ageJob(db, keptTwoDays, 8 * 86_400_000);
     expect(await queue.prune(86_400_000)).toBe(1);
     expect(await queue.get(keptEightDays)).toBeUndefined();
+  });
+
+  it("marks the deliveries that end in the same turn applied in one transaction", async () => {
+    const statements: string[] = [];
+    const database = await openQueueDatabase(await tempPath(), ({ sql }) => statements.push(sql));
+    const { queue, process } = newQueue(database);
+    try {
+      const release = gate();
+      let started = 0;
+      process(
+        "hooks",
+        async () => {
+          started++;
+          await release.promise;
+          return { status: 204 };
+        },
+        { mode: "at-least-once", concurrency: 3 },
+      );
+      for (const key of ["a", "b", "c"]) await queue.enqueue(database.kysely, "hooks", "deliver", {}, key);
+      queue.start();
+      await waitFor(() => started === 3);
+      statements.length = 0;
+      release.open();
+      await waitFor(async () => (await queue.stats()).length === 0);
+      const marks = statements
+        .map((text) => text.trim().toLowerCase())
+        .filter((text) => /^(begin|commit|update _vellum_jobs set status = 'applied')/.test(text))
+        .map((text) => (text.startsWith("update") ? "mark" : text));
+      expect(marks).toEqual(["begin", "mark", "mark", "mark", "commit"]);
+      const jobs = await queue.list("hooks", { limit: 10 });
+      expect(jobs.map((job) => job.payload)).toEqual([{ status: 204 }, { status: 204 }, { status: 204 }]);
+    } finally {
+      await queue.stop();
+      await database.close();
+    }
   });
 });

@@ -1,5 +1,6 @@
 import { sql } from "kysely";
 import { PreparedQuery } from "../db/prepared.js";
+import { DeliveryMarks } from "./delivery-marks.js";
 import { type DueJobs, dueHeads, dueInBatches, keyHead } from "./due-jobs.js";
 import type { AnyDb, JobsTable } from "../db/types.js";
 import { inSavepoint, RequiredFlushError, rethrowIfLost } from "../db/write.js";
@@ -41,6 +42,7 @@ export class QueueWorker {
   #abort = new AbortController();
   readonly #due: DueJobs;
   readonly #keyHead: ReturnType<typeof keyHead>;
+  readonly #marks: DeliveryMarks;
   /** The last look found more due heads than free slots: a finished delivery hands its slot to the oldest. */
   #starved = false;
   readonly #nextRetry: PreparedQuery<{ next: number | null }>;
@@ -80,6 +82,7 @@ export class QueueWorker {
     this.#concurrency = this.#transactional ? 1 : Math.max(1, options.concurrency ?? 1);
     this.#due = this.#transactional ? dueInBatches(queue, shared.db) : dueHeads(queue, shared.db);
     this.#keyHead = keyHead(queue, shared.db);
+    this.#marks = new DeliveryMarks(queue, shared.db, this.#deferSync);
     // Through the partial index of the jobs waiting for a retry, named: left to itself, SQLite
     // took (status, queue) and read every queued job of the queue, a backlog that grows while a
     // receiver is down, on every look the worker takes.
@@ -217,10 +220,9 @@ export class QueueWorker {
   }
 
   /**
-   * A required flush that fails (`RequiredFlushError`) fails the whole batch, not one job: the
-   * batch is then applied again one job a transaction, so the failure counts against the job
-   * whose flush fails and the others go on. Any other failure of the transaction (the commit
-   * itself) leaves the jobs queued for the next look.
+   * A required flush that fails (`RequiredFlushError`) fails the whole batch: it is then applied
+   * again one job a transaction, so the failure counts against the job whose flush fails and the
+   * others go on. Any other failure of the transaction leaves the jobs queued for the next look.
    */
   async #applyOrSplit(jobs: JobRecord[]): Promise<JobFailure[]> {
     try {
@@ -326,9 +328,9 @@ export class QueueWorker {
 
   /**
    * At least once: the handler runs outside any transaction and the job is marked applied
-   * afterwards, its payload replaced by what the handler resolved to. The marks are committed
-   * without waiting for the disk (a delivery costs no fsync on the event loop): a power loss can
-   * only send a delivery again, which at least once allows.
+   * afterwards, its payload replaced by what the handler resolved to, with the deliveries that end
+   * in the same turn (`DeliveryMarks`). Neither that mark nor a failure's record waits for the
+   * disk: a power loss can only send a delivery again.
    */
   async #deliver(job: JobRecord): Promise<void> {
     let result: unknown;
@@ -340,11 +342,10 @@ export class QueueWorker {
       else this.#reportFailure(await this.#deferSync((connection) => this.#recordFailure(connection, job, error)));
       return;
     }
-    // Neither mark waits for the disk: a power loss can only make a delivery happen again.
-    await this.#deferSync((connection) => this.#markApplied(connection, [job], JSON.stringify(result ?? null)));
+    await this.#marks.mark(job.id, JSON.stringify(result ?? null), this.#inFlight.size <= 1);
   }
 
-  async #markApplied(executor: AnyDb, jobs: readonly JobRecord[], payload = "null"): Promise<void> {
+  async #markApplied(executor: AnyDb, jobs: readonly JobRecord[]): Promise<void> {
     if (jobs.length === 0) return;
     const ids = jobs.map((job) => job.id);
     // The queue as well: with (queue, status, id) SQLite seeks each id. With `id IN (…)` and the
@@ -352,7 +353,7 @@ export class QueueWorker {
     // every queue: marking a batch of creates applied grew with a webhook backlog.
     await executor
       .updateTable(JOBS_TABLE)
-      .set({ status: "applied", updated_at: new Date().toISOString(), payload })
+      .set({ status: "applied", updated_at: new Date().toISOString(), payload: "null" })
       .where("queue", "=", this.#queue)
       .where("status", "=", "queued")
       .where("id", "in", ids)

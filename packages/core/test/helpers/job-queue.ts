@@ -3,7 +3,7 @@
 import { createConsola } from "consola";
 import { MigrationRunner } from "../../src/db/migrations.js";
 import { openSqlite } from "../../src/db/sqlite.js";
-import type { VellumDatabase } from "../../src/db/types.js";
+import type { QueryListener, VellumDatabase } from "../../src/db/types.js";
 import { type WriteErrorReporter, Writes } from "../../src/db/write.js";
 import { VellumHookBus } from "../../src/hooks/hooks.js";
 import { JobQueue } from "../../src/queue/job-queue.js";
@@ -16,9 +16,9 @@ export type { AnyDb, AnyTransaction } from "../../src/db/types.js";
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests create their tables as they go
 export type AnyTables = any;
 
-/** Opens the SQLite file at `path` and applies the kernel's job table migrations. */
-export async function openQueueDatabase(path: string): Promise<VellumDatabase> {
-  const database = await openSqlite({ path });
+/** Opens the SQLite file at `path` (each statement given to `onQuery`) and applies the kernel's job table migrations. */
+export async function openQueueDatabase(path: string, onQuery?: QueryListener): Promise<VellumDatabase> {
+  const database = await openSqlite({ path }, onQuery);
   const runner = new MigrationRunner(database.kysely);
   runner.register("core", queueMigrations);
   const { error } = await runner.migrate(["core"]);
