@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import type { JobRecord } from "../src/queue/types.js";
 import { ageJob } from "./helpers/age-job.js";
@@ -255,5 +256,29 @@ describe("listing, replaying and pruning one queue", () => {
       await queue.stop();
       await database.close();
     }
+  });
+
+  it("does not send a delivery again at once when its mark fails (a full disk): its receiver would get it on every look", async () => {
+    const { db, queue, process, errors } = await setup();
+    // What a full disk does to the mark, in a form a test can switch on and off.
+    await sql`CREATE TRIGGER refuse_marks BEFORE UPDATE OF status ON _vellum_jobs WHEN NEW.status = 'applied'
+      BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`.execute(db);
+    let sent = 0;
+    process(
+      "hooks",
+      async () => {
+        sent++;
+        return undefined;
+      },
+      { mode: "at-least-once", pollMs: 10 },
+    );
+    await queue.enqueue(db, "hooks", "deliver", {}, "receiver");
+    queue.start();
+    await waitFor(() => sent === 1);
+    // Looks every 10 ms: the delivery stays queued, but none of them sends it again.
+    await sleep(300);
+    expect(sent).toBe(1);
+    expect(await queue.stats()).toEqual([{ queue: "hooks", queued: 1, failed: 0 }]);
+    expect(errors.map((e) => String(e.error))).toEqual([expect.stringContaining("database or disk is full")]);
   });
 });

@@ -1,8 +1,12 @@
 import { sql } from "kysely";
 import { PreparedQuery } from "../db/prepared.js";
 import type { AnyDb } from "../db/types.js";
+import { storageFailure } from "../errors/storage-failure.js";
 
 type DeferSync = <T>(work: (connection: AnyDb) => Promise<T>) => Promise<T>;
+
+/** How long a delivery whose mark failed waits before it is sent again: a held lock passes soon, a full disk not. */
+const holdAfter = (error: unknown) => (storageFailure(error)?.kind === "locked" ? 1_000 : 30_000);
 
 interface PendingMark {
   id: string;
@@ -24,6 +28,8 @@ export class DeliveryMarks {
   readonly #deferSync: DeferSync;
   readonly #mark: PreparedQuery;
   #pending: PendingMark[] = [];
+  /** Jobs delivered but not marked applied (the mark failed), by id: until when they are not sent again (Unix ms). */
+  readonly #held = new Map<string, number>();
 
   constructor(queue: string, db: AnyDb, deferSync: DeferSync) {
     this.#queue = queue;
@@ -48,6 +54,19 @@ export class DeliveryMarks {
     });
   }
 
+  /**
+   * Whether job `id` was delivered but could not be marked applied (a full disk, say) a moment
+   * ago. It stays queued and goes out again, but not at once: sent again on every look, the same
+   * event would reach its receiver as fast as it answers for as long as the disk stayed full.
+   */
+  held(id: string, now = Date.now()): boolean {
+    const until = this.#held.get(id);
+    if (until === undefined) return false;
+    if (until > now) return true;
+    this.#held.delete(id);
+    return false;
+  }
+
   async #flush(): Promise<void> {
     const marks = this.#pending;
     this.#pending = [];
@@ -59,7 +78,11 @@ export class DeliveryMarks {
         }),
       );
     } catch (error) {
-      for (const mark of marks) mark.failed(error);
+      const until = Date.now() + holdAfter(error);
+      for (const mark of marks) {
+        this.#held.set(mark.id, until);
+        mark.failed(error);
+      }
       return;
     }
     for (const mark of marks) mark.done();

@@ -83,9 +83,8 @@ export class QueueWorker {
     this.#due = this.#transactional ? dueInBatches(queue, shared.db) : dueHeads(queue, shared.db);
     this.#keyHead = keyHead(queue, shared.db);
     this.#marks = new DeliveryMarks(queue, shared.db, this.#deferSync);
-    // Through the partial index of the jobs waiting for a retry, named: left to itself, SQLite
-    // took (status, queue) and read every queued job of the queue, a backlog that grows while a
-    // receiver is down, on every look the worker takes.
+    // Through the partial index of the jobs waiting for a retry, named: left to itself, SQLite took
+    // (status, queue) and read every queued job of the queue (a growing backlog) on every look.
     this.#nextRetry = new PreparedQuery(
       sql<{ next: number | null }>`SELECT MIN(run_at) AS next FROM _vellum_jobs INDEXED BY _vellum_jobs_retrying
         WHERE queue = ${queue} AND status = 'queued' AND attempts > 0`.compile(shared.db),
@@ -190,7 +189,9 @@ export class QueueWorker {
     }
     // Deliveries: one more than the free slots, to learn whether some due job must wait for a slot.
     const limit = this.#transactional ? this.#batchSize : free + this.#inFlight.size + 1;
-    const rows = (await this.#due.rows(db, now, limit)).filter((row) => !this.#inFlight.has(row.id));
+    const rows = (await this.#due.rows(db, now, limit)).filter(
+      (row) => !this.#inFlight.has(row.id) && !this.#marks.held(row.id, now),
+    );
     if (rows.length === 0) {
       this.#idleLookAt = now;
       const next = Number((await this.#nextRetry.rows(db, [this.#queue]))[0]?.next ?? Number.NaN);
@@ -208,9 +209,8 @@ export class QueueWorker {
   /**
    * Group commit: the batch is one write of the queue's owner, each job in a savepoint. A job that
    * throws is rolled back (with what it collected and deferred) and noted as failed; the later jobs
-   * of its key wait, the others go on. The applied jobs are marked in the same transaction as their
-   * effects. The commit need not wait for the disk: a power loss leaves the jobs queued to run again,
-   * and the next synchronous commit (an enqueue, durable before its 202) makes it durable.
+   * of its key wait, the others go on. Applied jobs are marked in the transaction of their effects,
+   * whose commit need not wait for the disk: a power loss leaves the jobs queued to run again.
    */
   async #applyBatch(jobs: JobRecord[]): Promise<void> {
     this.#pressure.busy();
@@ -321,7 +321,7 @@ export class QueueWorker {
       return;
     }
     const head = await this.#keyHead.row(this.#shared.db, key);
-    if (this.#stopped || !head || Number(head.run_at) > Date.now()) return;
+    if (this.#stopped || !head || Number(head.run_at) > Date.now() || this.#marks.held(head.id)) return;
     if (this.#inFlight.size < this.#concurrency) this.#startDelivery(toJobRecord(head));
     else this.notify();
   }
