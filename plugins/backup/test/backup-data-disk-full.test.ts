@@ -1,12 +1,11 @@
 import { mkdir, mkdtemp, readdir, rm, statfs, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyVpbk } from "../src/format/index.js";
 import { runBackup, type BackupScope } from "../src/operations/backup.js";
 import type { BackupOptions } from "../src/options.js";
-import { PASSPHRASE, TEST_KDF, unlock } from "./support.js";
+import { minimalDataDir, PASSPHRASE, TEST_KDF, unlock } from "./support.js";
 import { mountTmpfs, tmpfsUnavailable, unmountTmpfs } from "./tmpfs.js";
 
 // A scheduled backup while the data disk is full (the data dir on a tmpfs of 8 MiB that a file
@@ -31,12 +30,7 @@ beforeAll(async () => {
   if (mountFailure !== undefined) return;
   disk = mountTmpfs(8 * MiB);
   dataDir = join(disk, "data");
-  await mkdir(join(dataDir, "db"), { recursive: true });
-  const db = new Database(join(dataDir, "db", "vellum.sqlite"));
-  db.pragma("journal_mode = WAL");
-  db.exec("CREATE TABLE note (body TEXT)");
-  db.prepare("INSERT INTO note (body) VALUES (?)").run("kept");
-  db.close();
+  await minimalDataDir(dataDir);
   root = await mkdtemp(join(tmpdir(), "vellum-data-full-target-"));
   target = join(root, "target");
   await mkdir(target);

@@ -1,13 +1,12 @@
 import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { describeFailure } from "../src/failure.js";
 import { verifyVpbk } from "../src/format/index.js";
 import { writeGeneration, type WriteGenerationOptions } from "../src/generation/index.js";
 import { BackupError } from "../src/snapshot/index.js";
-import { bytes, kek, PASSPHRASE, TEST_KDF, unlock } from "./support.js";
+import { bytes, kek, minimalDataDir, PASSPHRASE, TEST_KDF, unlock } from "./support.js";
 import { mountTmpfs, tmpfsUnavailable, unmountTmpfs } from "./tmpfs.js";
 
 // A backup target that fills up while a generation is written (a tmpfs of 1 MiB, a data dir with
@@ -31,12 +30,7 @@ beforeAll(async () => {
   target = mountTmpfs(MiB);
   root = await mkdtemp(join(tmpdir(), "vellum-target-full-"));
   dataDir = join(root, "data");
-  await mkdir(join(dataDir, "db"), { recursive: true });
-  const db = new Database(join(dataDir, "db", "vellum.sqlite"));
-  db.pragma("journal_mode = WAL");
-  db.exec("CREATE TABLE note (body TEXT)");
-  db.prepare("INSERT INTO note (body) VALUES (?)").run("kept");
-  db.close();
+  await minimalDataDir(dataDir);
 });
 
 afterAll(async () => {

@@ -1,6 +1,9 @@
 import { createHash } from "node:crypto";
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
+import Database from "better-sqlite3";
 import {
   argon2idKek,
   createHeader,
@@ -224,4 +227,14 @@ export function collector(): () => void {
     gc();
     gc();
   };
+}
+
+/** A data dir at `dataDir` holding only `db/vellum.sqlite` (WAL mode), a table of one row. */
+export async function minimalDataDir(dataDir: string): Promise<void> {
+  await mkdir(join(dataDir, "db"), { recursive: true });
+  const db = new Database(join(dataDir, "db", "vellum.sqlite"));
+  db.pragma("journal_mode = WAL");
+  db.exec("CREATE TABLE note (body TEXT)");
+  db.prepare("INSERT INTO note (body) VALUES (?)").run("kept");
+  db.close();
 }
