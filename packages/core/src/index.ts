@@ -11,7 +11,15 @@ export type { AppliedMigration, Migration, MigrationDrift, MigrationResult } fro
 export type { MigrationSet, MigrationStatus } from "./db/migrations.js";
 export { PreparedColumn, PreparedInsert, PreparedQuery } from "./db/prepared.js";
 export { deleteInChunks } from "./db/chunked-delete.js";
-export type { DatabaseConfig, DatabaseOps, JobsTable, KernelTables, QueryListener, SqliteOptions } from "./db/types.js";
+export type {
+  DatabaseConfig,
+  DatabaseDamage,
+  DatabaseOps,
+  JobsTable,
+  KernelTables,
+  QueryListener,
+  SqliteOptions,
+} from "./db/types.js";
 export { type CollectOptions, type CommitFlush, type CommitHookName, collectForCommit } from "./db/write.js";
 export { RequiredFlushError, type Write } from "./db/write.js";
 export { API_ERROR_DESCRIPTIONS, API_ERROR_STATUS, ApiError, validationFailed } from "./errors/api-error.js";

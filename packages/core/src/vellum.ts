@@ -81,7 +81,9 @@ export function createVellum(input: VellumConfig): Vellum {
   let migrations: MigrationRunner | undefined;
   let order: string[] = [];
 
-  const storageFailures = createStorageFailureLog(logger);
+  const storageFailures = createStorageFailureLog(logger, (failure) => {
+    if (failure.kind === "damaged") database?.markDamaged(failure.code);
+  });
   const captureError: KernelParts["captureError"] = (error, info) => {
     const where = info.hook ? `${info.plugin} ${info.hook}` : info.plugin;
     const what = info.hook ? `hook ${info.hook}` : "background task";

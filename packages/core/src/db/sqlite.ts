@@ -4,7 +4,7 @@ import { Kysely, type LogEvent, SqliteDialect, sql } from "kysely";
 import { VellumError } from "../errors/vellum-error.js";
 import { withRollbackGuard } from "./rollback-guard.js";
 import { withStatementCache } from "./statement-cache.js";
-import type { DatabaseOps, QueryListener, SqliteOptions, VellumDatabase } from "./types.js";
+import type { DatabaseDamage, DatabaseOps, QueryListener, SqliteOptions, VellumDatabase } from "./types.js";
 
 type BetterSqlite3 = typeof BetterSqlite3Module;
 
@@ -53,6 +53,7 @@ export async function openSqlite(options: SqliteOptions, onQuery?: QueryListener
     ...(log && { log }),
   });
   const memory = options.path === ":memory:";
+  let damage: DatabaseDamage | undefined;
 
   const ops: DatabaseOps = {
     dialect: "sqlite",
@@ -69,6 +70,7 @@ export async function openSqlite(options: SqliteOptions, onQuery?: QueryListener
     },
     sizeBytes: () => (memory ? 0 : fileSize(options.path) + fileSize(`${options.path}-wal`)),
     isOpen: () => raw.open,
+    damage: () => damage,
     withDeferredSync(work) {
       if (synchronous === "NORMAL") return work(kysely);
       // One connection: holding it keeps every other query (and its commit) out until FULL is back.
@@ -86,6 +88,9 @@ export async function openSqlite(options: SqliteOptions, onQuery?: QueryListener
   return {
     kysely,
     ops,
+    markDamaged(code) {
+      damage ??= { code, since: new Date().toISOString() };
+    },
     async close() {
       if (!raw.open) return;
       if (!memory) raw.pragma("wal_checkpoint(TRUNCATE)");

@@ -19,6 +19,12 @@ export interface DatabaseOps {
   sizeBytes(): number;
   isOpen(): boolean;
   /**
+   * The damage a query of this process met in the database file (`SQLITE_CORRUPT`,
+   * `SQLITE_NOTADB`), or undefined. It stays until the process stops: a damaged file does not
+   * mend itself; an operator restores it from a backup and restarts.
+   */
+  damage(): DatabaseDamage | undefined;
+  /**
    * Runs `work` holding the connection, with commits that do not wait for the disk (SQLite
    * `synchronous = NORMAL`). Such a commit survives a process crash; after a power loss it may be
    * lost, but only as a whole and only until the next synchronous commit, which makes it durable.
@@ -28,9 +34,18 @@ export interface DatabaseOps {
   withDeferredSync<T>(work: (connection: AnyDb) => Promise<T>): Promise<T>;
 }
 
+export interface DatabaseDamage {
+  /** SQLite's code, as the first query that met the damage got it. */
+  code: string;
+  /** When that was (ISO 8601). */
+  since: string;
+}
+
 export interface VellumDatabase {
   readonly kysely: AnyDb;
   readonly ops: DatabaseOps;
+  /** The kernel's report that a query met damage in the file (`code` as SQLite gave it); the first one counts. */
+  markDamaged(code: string): void;
   close(): Promise<void>;
 }
 

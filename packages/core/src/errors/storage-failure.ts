@@ -1,8 +1,12 @@
 import type { ConsolaInstance } from "consola";
 import { ApiError } from "./api-error.js";
 
-/** Why the database or the data directory could not take a write, though nothing is wrong with the write itself. */
-export type StorageFailureKind = "disk_full" | "locked";
+/**
+ * Why the database or the data directory could not serve a request, though nothing is wrong with
+ * the request itself: the disk is full, another process holds the lock, the disk fails or is
+ * read-only, or the database file is damaged.
+ */
+export type StorageFailureKind = "disk_full" | "locked" | "disk_error" | "damaged";
 
 export interface StorageFailure {
   kind: StorageFailureKind;
@@ -17,6 +21,8 @@ interface KindInfo {
   retryAfterSeconds: string;
   /** What the log says of it. */
   log: string;
+  /** What the log line ends with: what the operator does about it, when waiting does not help. */
+  advice?: string;
 }
 
 const KINDS: Record<StorageFailureKind, KindInfo> = {
@@ -30,12 +36,25 @@ const KINDS: Record<StorageFailureKind, KindInfo> = {
     retryAfterSeconds: "1",
     log: "the database is locked by another connection",
   },
+  disk_error: {
+    message: "The data disk cannot be read or written.",
+    retryAfterSeconds: "30",
+    log: "the data disk cannot be read or written",
+  },
+  damaged: {
+    message: "The database cannot be used: its file is damaged or its disk failed.",
+    retryAfterSeconds: "300",
+    log: "the database file is damaged or its disk failed",
+    advice: '; check the disk, then restore the data dir from a backup (docs/operations.md, "A damaged database")',
+  },
 };
 
 /** SQLite's extended codes (`SQLITE_BUSY_SNAPSHOT`, …) count as their primary code. */
 function kindOf(code: string): StorageFailureKind | undefined {
   if (code === "ENOSPC" || code === "EDQUOT" || code === "SQLITE_FULL") return "disk_full";
   if (/^SQLITE_(BUSY|LOCKED)(_|$)/.test(code)) return "locked";
+  if (/^SQLITE_(CORRUPT(_|$)|NOTADB$)/.test(code)) return "damaged";
+  if (code === "EIO" || code === "EROFS" || /^SQLITE_(IOERR|READONLY|CANTOPEN)(_|$)/.test(code)) return "disk_error";
   return undefined;
 }
 
@@ -66,8 +85,9 @@ export function storageFailureError(failure: StorageFailure): ApiError {
  * Reports storage failures in one line, not a stack trace each: the first of a kind at once, then
  * at most one line every 10 s with how many more failed meanwhile, so that a full disk or a held
  * lock, which fails every write and every queue look, floods neither the log nor error subscribers.
+ * `onFailure` sees every one, logged or not.
  */
-export function createStorageFailureLog(logger: ConsolaInstance) {
+export function createStorageFailureLog(logger: ConsolaInstance, onFailure?: (failure: StorageFailure) => void) {
   const last = new Map<StorageFailureKind, { at: number; unlogged: number }>();
   return {
     /**
@@ -77,6 +97,7 @@ export function createStorageFailureLog(logger: ConsolaInstance) {
     report(error: unknown, where: string): boolean | undefined {
       const failure = storageFailure(error);
       if (failure === undefined) return undefined;
+      onFailure?.(failure);
       const now = performance.now();
       const seen = last.get(failure.kind);
       if (seen && now - seen.at < LOG_EVERY_MS) {
@@ -84,7 +105,8 @@ export function createStorageFailureLog(logger: ConsolaInstance) {
         return false;
       }
       const more = seen?.unlogged ? `; ${seen.unlogged} more failures since the last report` : "";
-      logger.error(`${KINDS[failure.kind].log} (${failure.code}): ${where} failed${more}`);
+      const { log, advice = "" } = KINDS[failure.kind];
+      logger.error(`${log} (${failure.code}): ${where} failed${more}${advice}`);
       last.set(failure.kind, { at: now, unlogged: 0 });
       return true;
     },

@@ -7,8 +7,11 @@ export interface DatabaseCheck {
   latency_ms: number | null;
   wal_size_bytes: number;
   size_bytes: number;
-  /** Why it is unavailable: the connection is closed, the query failed, or it did not answer in time. */
-  reason?: "closed" | "query_failed" | "timeout";
+  /**
+   * Why it is unavailable: the connection is closed, a query met damage in the database file (it
+   * stays so until a restore and restart), the check's query failed, or it did not answer in time.
+   */
+  reason?: "closed" | "damaged" | "query_failed" | "timeout";
 }
 
 function read(fn: () => number): number {
@@ -34,6 +37,14 @@ export async function checkDatabase(
   if (!db.isOpen()) {
     log.failed("database", "the connection is closed");
     return { state: "unavailable", latency_ms: null, ...sizes, reason: "closed" };
+  }
+  const damage = db.damage();
+  if (damage) {
+    log.failed(
+      "database",
+      `the database file is damaged or its disk failed (${damage.code}, first met ${damage.since})`,
+    );
+    return { state: "unavailable", latency_ms: null, ...sizes, reason: "damaged" };
   }
   const started = performance.now();
   try {

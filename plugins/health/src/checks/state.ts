@@ -48,7 +48,8 @@ export class FailureLog {
   failed(check: string, error: unknown): void {
     if (this.#failing.has(check)) return;
     this.#failing.add(check);
-    this.#logger.warn(`${check} check is failing`, error);
+    if (typeof error === "string") this.#logger.warn(`${check} check is failing: ${error}`);
+    else this.#logger.warn(`${check} check is failing`, error);
   }
 
   passed(check: string): void {

@@ -50,7 +50,9 @@ const Database = Type.Object({
   wal_size_bytes: Bytes,
   size_bytes: Bytes,
   last_checkpoint: Nullable(Checkpoint, "The last WAL checkpoint this process ran"),
-  reason: Type.Optional(Type.Enum(["closed", "query_failed", "timeout"], { description: "Why it is unavailable" })),
+  reason: Type.Optional(
+    Type.Enum(["closed", "damaged", "query_failed", "timeout"], { description: "Why it is unavailable" }),
+  ),
 });
 
 const Workers = Type.Object({
@@ -196,7 +198,10 @@ export const databaseSchema: RouteSchema = {
   tags: TAGS,
   response: {
     200: { description: "The database answers", body: Database },
-    503: { description: "The database is closed, failed or did not answer in time (`reason`)", body: Database },
+    503: {
+      description: "The database is closed, damaged, failed or did not answer in time (`reason`)",
+      body: Database,
+    },
   },
 };
 
