@@ -33,6 +33,10 @@ export default tseslint.config(
     },
   },
   {
+    files: ["plugins/*/ui/**"],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+  {
     files: ["bench/**", "scripts/**", "**/test/fixtures/**", "examples/**/src/main.ts", "packages/*/bin/**"],
     rules: { "no-console": "off" },
   },

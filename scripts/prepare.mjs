@@ -1,7 +1,7 @@
-// `npm install`'s prepare step: builds the workspace (`tsc -b tsconfig.build.json`). A production
-// install (`--omit=dev`) has no TypeScript to build with: it keeps the `dist` a full install built
-// (`npm ci && npm run build`, then `npm prune --omit=dev` or a second install with `--omit=dev`),
-// and says so instead of failing on a missing compiler.
+// `npm install`'s prepare step: builds the workspace (`tsc -b tsconfig.build.json`, then each
+// workspace's `build:assets`). A production install (`--omit=dev`) has no TypeScript to build with:
+// it keeps the `dist` a full install built (`npm ci && npm run build`, then `npm prune --omit=dev`
+// or a second install with `--omit=dev`), and says so instead of failing on a missing compiler.
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -20,4 +20,7 @@ try {
   process.exit(0);
 }
 const result = spawnSync(process.execPath, [tsc, "-b", "tsconfig.build.json"], { stdio: "inherit" });
-process.exit(result.status ?? 1);
+if (result.status !== 0) process.exit(result.status ?? 1);
+// What a workspace builds besides its TypeScript (the admin UI's bundle), as `npm run build` does.
+const assets = spawnSync("npm", ["run", "build:assets", "--workspaces", "--if-present"], { stdio: "inherit" });
+process.exit(assets.status ?? 1);

@@ -93,7 +93,9 @@ export function readEnvironment(
     nest(fromFlags.values),
   ) as FileConfig & { port: number; host: string; dataDir: string };
   let baseUrl = merged.baseUrl;
-  if (baseUrl === undefined) {
+  // Port 0 asks the system for a free port, known only once listening: no absolute URL can be
+  // derived from it, so links stay relative (`/media/<file>`) rather than point at port 0.
+  if (baseUrl === undefined && merged.port !== 0) {
     const derived = defaultBaseUrl(merged.host, merged.port);
     if (derived.ok) baseUrl = derived.value;
     else problems.push({ variable: flags.host !== undefined ? "--host" : "HOST", message: derived.problem });

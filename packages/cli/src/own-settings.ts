@@ -94,7 +94,7 @@ export const CLI_SETTINGS = {
   baseUrl: {
     env: "SERVICE_BASE_URL",
     description:
-      "absolute URL of the service, for absolute links (default: the effective listen address); " +
+      "absolute URL of the service, for absolute links (default: the effective listen address; none with port 0, and links are relative); " +
       "its path is the prefix links carry behind a proxy that strips one; `https:` makes the CSRF cookie `Secure`",
     defaultText: "http://<host>:<port>",
     parse: parseBaseUrl,

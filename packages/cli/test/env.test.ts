@@ -121,6 +121,11 @@ describe("readEnvironment values", () => {
     expect(config).toMatchObject({ port: 5000, host: "localhost", dataDir: "/d", baseUrl: "http://localhost:5000" });
   });
 
+  it("derives no base URL from port 0, whose port is known only once listening: links stay relative", () => {
+    expect(read({}, { port: "0" }).config.baseUrl).toBe("");
+    expect(read({ PORT: "0", SERVICE_BASE_URL: "https://cms.example" }).config.baseUrl).toBe("https://cms.example");
+  });
+
   it("reads plain and file: database paths", () => {
     expect(read({ SERVICE_DATABASE_URL: "db/main.sqlite" }).config.database).toEqual({
       sqlite: { path: join(cwd, "db/main.sqlite") },

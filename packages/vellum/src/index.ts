@@ -1,5 +1,6 @@
 import { createRequire } from "node:module";
 import type { AnyVellumPlugin } from "@vellum/core";
+import { admin } from "@vellum/plugin-admin";
 import { articles } from "@vellum/plugin-articles";
 import { backup } from "@vellum/plugin-backup";
 import { cache } from "@vellum/plugin-cache";
@@ -24,6 +25,7 @@ const firstPartyPlugins: Array<() => AnyVellumPlugin> = [
   media,
   backup,
   openapi,
+  admin,
   () => health({ expect: ["search", "webhooks", "backup"] }),
 ];
 

@@ -1,0 +1,1 @@
+export { ADMIN_PATH, admin } from "./plugin.js";

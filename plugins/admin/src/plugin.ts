@@ -1,0 +1,82 @@
+import { ApiError, definePlugin, type H3Event, mountPrefix, pathParam, text, Type } from "@vellum/core";
+import { loadUiBundle, type UiBundle } from "./bundle.js";
+import { ADMIN_CSP, adminPage } from "./page.js";
+
+export const ADMIN_PATH = "/admin";
+export const ASSETS_PATH = "/admin/assets/:file";
+export const KEY_CHECK_PATH = "/admin/key-check";
+
+const HTML = { 200: { description: "The admin page", type: "text/html" } };
+
+/**
+ * The administration UI: `GET /admin` serves a page that loads one script and one stylesheet
+ * (`GET /admin/assets/<name>`, content-hashed, kept by browsers for a year), a single-page app
+ * that edits articles and media through the public API and shows the service's health. It signs
+ * in with the API key, checked by `GET /admin/key-check`, and keeps it in the tab's session
+ * storage only. The plugin has no settings and no tables.
+ */
+export const admin = definePlugin({
+  name: "admin",
+  async setup(ctx) {
+    const loaded = await loadUiBundle();
+    const missing = "missing" in loaded ? loaded.missing : undefined;
+    if (missing) ctx.logger.warn(`the admin UI is not built (run npm run build): ${missing}`);
+    const requireBundle = (): UiBundle => {
+      if ("missing" in loaded)
+        throw new ApiError("service_unavailable", "The admin UI is not built; run npm run build.");
+      return loaded;
+    };
+    const pages = new Map<string, string>();
+    const page = (event: H3Event) => {
+      const bundle = requireBundle();
+      const prefix = mountPrefix(event);
+      let html = pages.get(prefix);
+      if (html === undefined) pages.set(prefix, (html = adminPage(prefix, bundle)));
+      return text(html, {
+        headers: {
+          "content-type": "text/html; charset=utf-8",
+          "content-security-policy": ADMIN_CSP,
+          "cache-control": "no-cache",
+        },
+      });
+    };
+
+    ctx.router.get(ADMIN_PATH, page, {
+      csrfCookie: true,
+      schema: { summary: "The administration UI", tags: ["admin"], response: HTML },
+    });
+    ctx.router.get(
+      ASSETS_PATH,
+      (event) => {
+        const file = requireBundle().files.get(pathParam(event, "file"));
+        if (!file) throw new ApiError("not_found", "No such file of the admin UI.");
+        // The icon is an SVG of a few hundred bytes: gzip would not pay for itself.
+        const gzip = file.type !== "image/svg+xml" && /\bgzip\b/.test(event.req.headers.get("accept-encoding") ?? "");
+        const headers: Record<string, string> = {
+          "content-type": file.type,
+          "cache-control": "public, max-age=31536000, immutable",
+          vary: "accept-encoding",
+        };
+        if (gzip) headers["content-encoding"] = "gzip";
+        return new Response(gzip ? file.gzip : file.body, { headers });
+      },
+      {
+        schema: {
+          summary: "A script or stylesheet of the administration UI",
+          tags: ["admin"],
+          params: Type.Object({ file: Type.String({ description: "The file's name, as the admin page names it" }) }),
+          response: { 200: { description: "The file (gzipped when the client accepts it)", type: "text/javascript" } },
+        },
+      },
+    );
+    ctx.router.get(KEY_CHECK_PATH, () => ({ valid: true }), {
+      auth: "key",
+      csrf: false,
+      schema: {
+        summary: "Checks the API key, as the admin UI's sign-in does; a wrong key counts toward the lockout",
+        tags: ["admin"],
+        response: { 200: { description: "The key is right", body: Type.Object({ valid: Type.Literal(true) }) } },
+      },
+    });
+  },
+});
