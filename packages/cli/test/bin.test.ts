@@ -362,7 +362,7 @@ describe.concurrent("vellum --dry-run (the built binary)", () => {
     const good = await vellum(["--dry-run"], {}, ok);
     expect(good.stderr).toBe("");
     expect(good.stdout).toContain(
-      "9 plugin(s) (articles, search, cache, webhooks, health, media, backup, openapi, extra)",
+      "10 plugin(s) (articles, search, cache, webhooks, health, media, backup, openapi, admin, extra)",
     );
     expect(good.status).toBe(0);
 

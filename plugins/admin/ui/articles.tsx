@@ -1,20 +1,10 @@
 import { useEffect, useState } from "preact/hooks";
-import { type ArticleSummary, call, describe, type SearchHit } from "./api.js";
-import { Snippet } from "./snippet.js";
+import type { ArticleSummary, SearchResults } from "@vellum/client";
+import { client, describe } from "./api.js";
 import { hrefOf } from "./router.js";
+import { Snippet } from "./snippet.js";
 
 const PAGE = 20;
-
-interface ListPage {
-  articles: ArticleSummary[];
-  next_cursor: string | null;
-}
-
-interface SearchPage {
-  results: SearchHit[];
-  total: number;
-  degraded?: boolean;
-}
 
 const when = (iso: string) => new Date(iso).toLocaleString();
 
@@ -23,7 +13,7 @@ export function ArticleList() {
   const [tag, setTag] = useState<string>();
   const [query, setQuery] = useState("");
   const [articles, setArticles] = useState<ArticleSummary[]>([]);
-  const [hits, setHits] = useState<SearchPage>();
+  const [hits, setHits] = useState<SearchResults>();
   const [cursor, setCursor] = useState<string | null>(null);
   const [loading, setLoading] = useState(true);
   const [error, setError] = useState<string>();
@@ -32,10 +22,7 @@ export function ArticleList() {
     setLoading(true);
     setError(undefined);
     try {
-      const params = new URLSearchParams({ limit: String(PAGE) });
-      if (tag) params.set("tag", tag);
-      if (after) params.set("cursor", after);
-      const page = await call<ListPage>("GET", `/api/v1/articles?${params}`);
+      const page = await client().articles.page({ limit: PAGE, ...(tag && { tag }), ...(after && { cursor: after }) });
       setArticles((shown) => (after ? [...shown, ...page.articles] : page.articles));
       setCursor(page.next_cursor);
     } catch (failure) {
@@ -57,7 +44,7 @@ export function ArticleList() {
     }
     const timer = setTimeout(async () => {
       try {
-        setHits(await call<SearchPage>("GET", `/api/v1/search?${new URLSearchParams({ q: q.slice(0, 256) })}`));
+        setHits(await client().search({ q: q.slice(0, 256) }));
         setError(undefined);
       } catch (failure) {
         setError(describe(failure));

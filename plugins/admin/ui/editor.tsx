@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
-import { ApiFailure, type Article, call, describe, type MediaItem, type Problem, waitForJob } from "./api.js";
+import { type Article, VellumApiError } from "@vellum/client";
+import { client, describe } from "./api.js";
 import { RichText } from "./rich-text.js";
 import { navigate } from "./router.js";
 import { parseTags, slugify } from "./slug.js";
@@ -18,19 +19,13 @@ let flash: string | undefined;
 
 const savedAt = (iso: string) => `Saved at ${new Date(iso).toLocaleTimeString()}.`;
 
-async function upload(file: File): Promise<MediaItem> {
-  const form = new FormData();
-  form.append("file", file);
-  return call<MediaItem>("POST", "/api/v1/media", { form });
-}
-
 /** A new article (`slug` undefined) or an existing one: its fields, saved through the public API. */
 export function Editor({ slug }: { slug?: string }) {
   const [draft, setDraft] = useState<Draft>(EMPTY);
   const [slugEdited, setSlugEdited] = useState(slug !== undefined);
   const [loaded, setLoaded] = useState(slug === undefined);
   const [busy, setBusy] = useState<string>();
-  const [problem, setProblem] = useState<Problem>();
+  const [problem, setProblem] = useState<VellumApiError>();
   const [error, setError] = useState<string>();
   const [notice, setNotice] = useState<string | undefined>(() => {
     const told = flash;
@@ -40,8 +35,9 @@ export function Editor({ slug }: { slug?: string }) {
 
   useEffect(() => {
     if (slug === undefined) return;
-    call<Article>("GET", `/api/v1/articles/${encodeURIComponent(slug)}`)
-      .then((article) => {
+    client()
+      .articles.get(slug)
+      .then((article: Article) => {
         setDraft({ title: article.title, slug: article.slug, tags: article.tags.join(", "), content: article.content });
         setLoaded(true);
       })
@@ -63,7 +59,7 @@ export function Editor({ slug }: { slug?: string }) {
     try {
       await work();
     } catch (failure) {
-      if (failure instanceof ApiFailure) setProblem(failure.problem);
+      if (failure instanceof VellumApiError) setProblem(failure);
       setError(describe(failure));
     } finally {
       setBusy(undefined);
@@ -76,14 +72,15 @@ export function Editor({ slug }: { slug?: string }) {
     event.preventDefault();
     void run("Saving…", async () => {
       if (slug === undefined) {
-        const queued = await call<{ id: string }>("POST", "/api/v1/articles", { body: body() });
+        const queued = client().articles.create(body());
+        await queued;
         setNotice("Queued; publishing…");
-        await waitForJob(queued.id);
+        await queued.applied();
         flash = "Published.";
         navigate({ view: "edit", slug: draft.slug });
         return;
       }
-      const saved = await call<Article>("PUT", `/api/v1/articles/${encodeURIComponent(slug)}`, { body: body() });
+      const saved = await client().articles.update(slug, body());
       setDraft({ title: saved.title, slug: saved.slug, tags: saved.tags.join(", "), content: saved.content });
       if (saved.slug === slug) return setNotice(savedAt(saved.updated_at));
       flash = `${savedAt(saved.updated_at)} Its address is now ${saved.slug}.`;
@@ -94,7 +91,7 @@ export function Editor({ slug }: { slug?: string }) {
   const remove = () => {
     if (slug === undefined || !confirm(`Delete “${draft.title}”? This cannot be undone.`)) return;
     void run("Deleting…", async () => {
-      await call("DELETE", `/api/v1/articles/${encodeURIComponent(slug)}`);
+      await client().articles.delete(slug);
       navigate({ view: "articles" });
     });
   };
@@ -184,7 +181,7 @@ export function Editor({ slug }: { slug?: string }) {
         labelledBy="content-label"
         value={draft.content}
         onChange={(html) => set("content", html)}
-        onUpload={upload}
+        onUpload={(file) => client().media.upload(file)}
       />
       {invalid("content")}
     </form>

@@ -24,7 +24,7 @@ export function useDependencies(everyMs: number, refresh?: unknown): Dependencie
   useEffect(() => {
     let live = true;
     const read = async () => {
-      const { body } = await probe<Dependencies>("/health/dependencies");
+      const body = await probe<Dependencies>("/health/dependencies");
       if (live && body?.dependencies) setDependencies(body);
     };
     void read();

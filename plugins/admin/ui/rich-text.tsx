@@ -1,5 +1,6 @@
 import { useRef, useState } from "preact/hooks";
-import { describe, type MediaItem } from "./api.js";
+import type { MediaItem } from "@vellum/client";
+import { describe } from "./api.js";
 
 interface Props {
   value: string;

@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import { call, describe } from "./api.js";
+import { checkKey, describe } from "./api.js";
 import { signIn } from "./session.js";
 
 /** Asks for the API key and checks it (`GET /admin/key-check`; a wrong one counts toward the lockout). */
@@ -12,7 +12,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
     setBusy(true);
     setError(undefined);
     try {
-      await call("GET", "/admin/key-check", { key: key.trim() });
+      await checkKey(key.trim());
       signIn(key.trim());
       onSignedIn();
     } catch (failure) {

@@ -42,7 +42,7 @@ export function Status() {
   const [refresh, setRefresh] = useState(0);
   const health = useDependencies(10_000, refresh);
   useEffect(() => {
-    void probe<Overview>("/health").then(({ body }) => setOverview(body));
+    void probe<Overview>("/health").then(setOverview);
   }, [refresh]);
   return (
     <section>
