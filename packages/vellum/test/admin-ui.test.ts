@@ -41,6 +41,9 @@ describe.skipIf(!hasChromium && !browserRequired)("the admin UI in a browser", (
   let browser: Browser;
   let page: Page;
   const refused: string[] = [];
+  /** The messages of the dialogs the page opened, and how the next ones are answered. */
+  const dialogs: string[] = [];
+  let acceptDialogs = true;
 
   const article = async (slug: string) => {
     const res = await fetch(`${server.url}/api/v1/articles/${slug}`);
@@ -67,7 +70,10 @@ describe.skipIf(!hasChromium && !browserRequired)("the admin UI in a browser", (
       if (message.type() === "error" && !EXPECTED_FAILURES.test(message.text())) refused.push(message.text());
     });
     page.on("pageerror", (error) => refused.push(error.message));
-    page.on("dialog", (dialog) => void dialog.accept());
+    page.on("dialog", (dialog) => {
+      dialogs.push(dialog.message());
+      void (acceptDialogs ? dialog.accept() : dialog.dismiss());
+    });
   }, 60_000);
 
   afterAll(async () => {
@@ -155,6 +161,21 @@ describe.skipIf(!hasChromium && !browserRequired)("the admin UI in a browser", (
     await page.getByRole("button", { name: "Delete" }).click();
     await page.getByRole("heading", { name: "Articles" }).waitFor();
     await waitFor(async () => (await article("hello-renamed")) === 404, "the article deleted");
+  }, 30_000);
+
+  it("asks before leaving an article with unsaved changes, and stays when told to", async () => {
+    await page.getByRole("link", { name: "New article" }).click();
+    await page.getByLabel("Title").fill("Not saved yet");
+    dialogs.length = 0;
+    acceptDialogs = false;
+    await page.getByRole("link", { name: "Articles" }).click();
+    await expect.poll(() => dialogs).toEqual([expect.stringContaining("Leave without saving?")]);
+    expect(new URL(page.url()).hash).toBe("#/articles/new");
+    expect(await page.getByLabel("Title").inputValue()).toBe("Not saved yet");
+    acceptDialogs = true;
+    await page.getByRole("link", { name: "Articles" }).click();
+    await page.getByRole("heading", { name: "Articles" }).waitFor();
+    expect(dialogs).toHaveLength(2);
   }, 30_000);
 
   it("says Restore FAILED on every view once the restore drill fails, and details it in Status", async () => {

@@ -2,7 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import { type Article, VellumApiError } from "@vellum/client";
 import { client, describe } from "./api.js";
 import { RichText } from "./rich-text.js";
-import { navigate } from "./router.js";
+import { guardLeaving, navigate } from "./router.js";
 import { parseTags, slugify } from "./slug.js";
 
 interface Draft {
@@ -14,6 +14,16 @@ interface Draft {
 
 const EMPTY: Draft = { title: "", slug: "", tags: "", content: "" };
 
+const draftOf = (article: Article): Draft => ({
+  title: article.title,
+  slug: article.slug,
+  tags: article.tags.join(", "),
+  content: article.content,
+});
+
+const sameDraft = (a: Draft, b: Draft) =>
+  a.title === b.title && a.slug === b.slug && a.tags === b.tags && a.content === b.content;
+
 /** What to tell the user on the next editor shown: a save that moved to another address (a create, a rename). */
 let flash: string | undefined;
 
@@ -22,6 +32,8 @@ const savedAt = (iso: string) => `Saved at ${new Date(iso).toLocaleTimeString()}
 /** A new article (`slug` undefined) or an existing one: its fields, saved through the public API. */
 export function Editor({ slug }: { slug?: string }) {
   const [draft, setDraft] = useState<Draft>(EMPTY);
+  /** What the server holds (empty for a new article): the draft differs from it while unsaved. */
+  const [saved, setSaved] = useState<Draft>(EMPTY);
   const [slugEdited, setSlugEdited] = useState(slug !== undefined);
   const [loaded, setLoaded] = useState(slug === undefined);
   const [busy, setBusy] = useState<string>();
@@ -38,11 +50,24 @@ export function Editor({ slug }: { slug?: string }) {
     client()
       .articles.get(slug)
       .then((article: Article) => {
-        setDraft({ title: article.title, slug: article.slug, tags: article.tags.join(", "), content: article.content });
+        setDraft(draftOf(article));
+        setSaved(draftOf(article));
         setLoaded(true);
       })
       .catch((failure: unknown) => setError(describe(failure)));
   }, [slug]);
+
+  const unsaved = loaded && !sameDraft(draft, saved);
+  useEffect(() => {
+    if (!unsaved) return;
+    const unload = (event: BeforeUnloadEvent) => event.preventDefault();
+    addEventListener("beforeunload", unload);
+    const release = guardLeaving(() => confirm("Leave without saving? Your changes to this article will be lost."));
+    return () => {
+      removeEventListener("beforeunload", unload);
+      release();
+    };
+  }, [unsaved]);
 
   const set = (field: keyof Draft, value: string) =>
     setDraft((current) => {
@@ -80,11 +105,12 @@ export function Editor({ slug }: { slug?: string }) {
         navigate({ view: "edit", slug: draft.slug });
         return;
       }
-      const saved = await client().articles.update(slug, body());
-      setDraft({ title: saved.title, slug: saved.slug, tags: saved.tags.join(", "), content: saved.content });
-      if (saved.slug === slug) return setNotice(savedAt(saved.updated_at));
-      flash = `${savedAt(saved.updated_at)} Its address is now ${saved.slug}.`;
-      navigate({ view: "edit", slug: saved.slug });
+      const article = await client().articles.update(slug, body());
+      setDraft(draftOf(article));
+      setSaved(draftOf(article));
+      if (article.slug === slug) return setNotice(savedAt(article.updated_at));
+      flash = `${savedAt(article.updated_at)} Its address is now ${article.slug}.`;
+      navigate({ view: "edit", slug: article.slug });
     });
   };
 

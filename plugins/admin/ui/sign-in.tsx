@@ -25,6 +25,8 @@ export function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
     <main class="sign-in">
       <form onSubmit={submit}>
         <h1>Vellum</h1>
+        {/* For password managers, which keep a secret under a user name. */}
+        <input type="text" autocomplete="username" value="Vellum API key" readOnly hidden />
         <label for="key">API key</label>
         <input
           id="key"
