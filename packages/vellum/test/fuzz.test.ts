@@ -129,6 +129,9 @@ const prefix = fc.constantFrom(
   "/metrics",
   "/docs/api/errors",
   "/admin/reindex",
+  "/admin",
+  "/admin/assets",
+  "/admin/key-check",
   "",
 );
 

@@ -62,7 +62,7 @@ export const admin = definePlugin({
       },
       {
         schema: {
-          summary: "A script or stylesheet of the administration UI",
+          summary: "A script, stylesheet or icon of the administration UI",
           tags: ["admin"],
           params: Type.Object({ file: Type.String({ description: "The file's name, as the admin page names it" }) }),
           response: { 200: { description: "The file (gzipped when the client accepts it)", type: "text/javascript" } },
