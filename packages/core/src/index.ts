@@ -40,7 +40,15 @@ export type { KeyCheck, LifecycleState } from "./http/pipeline.js";
 export { requestId } from "./http/request-id.js";
 export { HTML_CSP } from "./http/security-headers.js";
 export { effectiveAuth, matchedRoute } from "./http/routes.js";
-export type { HttpMethod, MatchedRoute, PluginRouter, RouteHandler, RouteMeta, RouteRecord } from "./http/routes.js";
+export type {
+  HttpMethod,
+  MatchedRoute,
+  OperatorAction,
+  PluginRouter,
+  RouteHandler,
+  RouteMeta,
+  RouteRecord,
+} from "./http/routes.js";
 export type { ResponseSchema, RouteSchema } from "./http/route-schema.js";
 export { requestTarget } from "./http/shortcuts.js";
 export type { PreparedResponse, Shortcut, ShortcutRequest } from "./http/shortcuts.js";

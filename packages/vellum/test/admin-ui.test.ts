@@ -198,6 +198,22 @@ describe.skipIf(!hasChromium && !browserRequired)("the admin UI in a browser", (
     await expect.poll(() => backup.textContent()).toContain("Restore FAILED");
   }, 60_000);
 
+  it("runs the operator actions the plugins declare from Status, with the key (and CSRF where asked)", async () => {
+    const card = (name: string) => page.locator(".components li", { has: page.getByRole("heading", { name }) });
+    const outcome = (name: string) => card(name).getByRole("status");
+
+    await card("backup").getByRole("button", { name: "Run the restore drill" }).click();
+    await expect.poll(() => outcome("backup").textContent()).toMatch(/^Run the restore drill: .*"ok":false/);
+    await card("search").getByRole("button", { name: "Rebuild the search index" }).click();
+    await expect.poll(() => outcome("search").textContent()).toMatch(/^Rebuild the search index: \{/);
+    // Key and CSRF: the cleanup asks first, and removes nothing younger than MEDIA_ORPHAN_HOURS.
+    dialogs.length = 0;
+    await card("media").getByRole("button", { name: "Remove orphaned media" }).click();
+    await expect.poll(() => outcome("media").textContent()).toMatch(/^Remove orphaned media: .*"removed":0/);
+    expect(dialogs).toEqual([expect.stringContaining("MEDIA_ORPHAN_HOURS")]);
+    await expect.poll(() => card("webhooks").getByRole("button").count()).toBe(1);
+  }, 60_000);
+
   it("ran without a script error or a refusal of its content security policy", () => {
     expect(refused).toEqual([]);
   });

@@ -1,10 +1,12 @@
 import { ApiError, definePlugin, type H3Event, mountPrefix, pathParam, text, Type } from "@vellum/core";
+import { ActionsBody, listActions } from "./actions.js";
 import { loadUiBundle, type UiBundle } from "./bundle.js";
 import { ADMIN_CSP, adminPage } from "./page.js";
 
 export const ADMIN_PATH = "/admin";
 export const ASSETS_PATH = "/admin/assets/:file";
 export const KEY_CHECK_PATH = "/admin/key-check";
+export const ACTIONS_PATH = "/admin/actions";
 
 const HTML = { 200: { description: "The admin page", type: "text/html" } };
 
@@ -13,7 +15,8 @@ const HTML = { 200: { description: "The admin page", type: "text/html" } };
  * (`GET /admin/assets/<name>`, content-hashed, kept by browsers for a year), a single-page app
  * that edits articles and media through the public API and shows the service's health. It signs
  * in with the API key, checked by `GET /admin/key-check`, and keeps it in the tab's session
- * storage only. The plugin has no settings and no tables.
+ * storage only; `GET /admin/actions` lists the operator actions the installed plugins declare. The
+ * plugin has no settings and no tables.
  */
 export const admin = definePlugin({
   name: "admin",
@@ -76,6 +79,15 @@ export const admin = definePlugin({
         summary: "Checks the API key, as the admin UI's sign-in does; a wrong key counts toward the lockout",
         tags: ["admin"],
         response: { 200: { description: "The key is right", body: Type.Object({ valid: Type.Literal(true) }) } },
+      },
+    });
+    ctx.router.get(ACTIONS_PATH, () => ({ actions: listActions(ctx.kernel.routes(), ctx.features) }), {
+      auth: "key",
+      csrf: false,
+      schema: {
+        summary: "The operator actions the installed plugins offer (route meta `action`), for the admin UI's buttons",
+        tags: ["admin"],
+        response: { 200: { description: "The actions", body: ActionsBody } },
       },
     });
   },

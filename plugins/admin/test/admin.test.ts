@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
+import { definePlugin, json } from "@vellum/core";
 import { createTestVellum, TEST_API_KEY, type TestVellum } from "@vellum/core/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { admin } from "../src/index.js";
@@ -16,9 +17,26 @@ const manifest = JSON.parse(readFileSync(new URL("../dist/ui/manifest.json", imp
 /** The roadmap's budget for the whole UI a browser downloads, gzipped. */
 const BUDGET_BYTES = 50 * 1024;
 
+/** A plugin with routes that do and do not qualify as operator actions. */
+const tools = definePlugin({
+  name: "tools",
+  setup(ctx) {
+    const done = () => json({ done: true });
+    const key = { auth: "key", csrf: false } as const;
+    ctx.router.post("/admin/tools/flush", done, { ...key, action: { label: "Flush", component: "tools" } });
+    ctx.router.post("/api/v1/tools/sweep", done, {
+      action: { label: "Sweep", confirm: "Sweep everything?" },
+      schema: { summary: "Sweeps", response: {} },
+    });
+    ctx.router.post("/admin/tools/:id/redo", done, { ...key, action: { label: "Redo one" } });
+    ctx.router.post("/admin/tools/beta", done, { ...key, feature: "beta", action: { label: "Beta" } });
+    ctx.router.get("/tools/open", done, { action: { label: "Open to anyone" } });
+  },
+});
+
 let t: TestVellum;
 beforeAll(async () => {
-  t = await createTestVellum({ plugins: [admin()] });
+  t = await createTestVellum({ plugins: [admin(), tools()] });
 });
 afterAll(async () => {
   await t.close();
@@ -111,5 +129,35 @@ describe("GET /admin/key-check", () => {
     });
     expect(locked.status).toBe(429);
     expect(((await locked.json()) as { error: { code: string } }).error.code).toBe("locked_out");
+  });
+});
+
+describe("GET /admin/actions", () => {
+  it("lists the keyed routes without path parameters that declare an action, with the key only", async () => {
+    expect((await t.fetch("/admin/actions")).status).toBe(401);
+    const res = await t.fetch("/admin/actions", { headers: { authorization: `Bearer ${TEST_API_KEY}` } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({
+      actions: [
+        {
+          method: "POST",
+          path: "/admin/tools/flush",
+          label: "Flush",
+          component: "tools",
+          confirm: null,
+          csrf: false,
+          summary: null,
+        },
+        {
+          method: "POST",
+          path: "/api/v1/tools/sweep",
+          label: "Sweep",
+          component: null,
+          confirm: "Sweep everything?",
+          csrf: true,
+          summary: "Sweeps",
+        },
+      ],
+    });
   });
 });

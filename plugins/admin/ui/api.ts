@@ -1,4 +1,5 @@
 import { createClient, VellumApiError, VellumError, VellumNetworkError, type VellumClient } from "@vellum/client";
+import type { ListedAction } from "../src/actions.js";
 import { signedInKey } from "./session.js";
 
 /** Where Vellum is mounted (`/cms`, or empty), as the page says; every address starts with it. */
@@ -20,22 +21,27 @@ export function client(): VellumClient {
   return made;
 }
 
+/** A path of this instance as a URL (`/admin/actions` → `<origin><prefix>/admin/actions`). */
+const urlOf = (path: string) => new URL(path.replace(/^\//, ""), baseUrl);
+
 /**
- * `GET /admin/key-check` with `apiKey`: resolves when the key is right, else throws the answer's
- * error (`unauthorized`, `locked_out`, …) as the client's `VellumApiError`.
+ * A keyed request to an operator route the client does not cover (`/admin/…`): its JSON answer,
+ * or the answer's error (`unauthorized`, `locked_out`, …) thrown as the client's `VellumApiError`.
  */
-export async function checkKey(apiKey: string): Promise<void> {
-  const url = new URL("admin/key-check", baseUrl);
+async function keyed(method: string, path: string, apiKey: string, csrf = false): Promise<unknown> {
+  const url = urlOf(path);
+  const headers: Record<string, string> = { authorization: `Bearer ${apiKey}`, accept: "application/json" };
+  if (csrf) headers["x-csrf-token"] = await client().csrf.token();
   let res: Response;
   try {
-    res = await fetch(url, { headers: { authorization: `Bearer ${apiKey}`, accept: "application/json" } });
+    res = await fetch(url, { method, headers, credentials: "same-origin" });
   } catch (cause) {
-    throw new VellumNetworkError("GET", url.href, cause);
+    throw new VellumNetworkError(method, url.href, cause);
   }
-  if (res.ok) return;
-  const { error } = (await res.json().catch(() => ({}))) as {
-    error?: { code?: string; message?: string; request_id?: string };
-  };
+  const body = (await res.json().catch(() => undefined)) as
+    { error?: { code?: string; message?: string; request_id?: string } } | undefined;
+  if (res.ok) return body;
+  const error = body?.error;
   throw new VellumApiError({
     status: res.status,
     code: error?.code ?? "unexpected_response",
@@ -44,12 +50,27 @@ export async function checkKey(apiKey: string): Promise<void> {
   });
 }
 
+/** `GET /admin/key-check`: resolves when `apiKey` is right, else throws why not. */
+export async function checkKey(apiKey: string): Promise<void> {
+  await keyed("GET", "/admin/key-check", apiKey);
+}
+
+/** An operator action a plugin offers, as `GET /admin/actions` lists it (the server's type; erased from the bundle). */
+export type OperatorAction = ListedAction;
+
+/** The operator actions of the installed plugins. */
+export async function operatorActions(): Promise<OperatorAction[]> {
+  return ((await keyed("GET", "/admin/actions", signedInKey() ?? "")) as { actions: OperatorAction[] }).actions;
+}
+
+/** Runs `action` with the signed-in key; resolves to its JSON answer. */
+export const runAction = (action: OperatorAction): Promise<unknown> =>
+  keyed(action.method, action.path, signedInKey() ?? "", action.csrf);
+
 /** A health route's answer whatever its status (they answer 503 with a body); undefined when unreachable. */
 export async function probe<T>(path: string): Promise<T | undefined> {
   try {
-    const res = await revalidating(new URL(path.replace(/^\//, ""), baseUrl), {
-      headers: { accept: "application/json" },
-    });
+    const res = await revalidating(urlOf(path), { headers: { accept: "application/json" } });
     return (await res.json()) as T;
   } catch {
     return undefined;

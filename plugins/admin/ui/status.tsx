@@ -1,4 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
+import { ActionButtons, useOperatorActions } from "./actions.js";
 import { probe } from "./api.js";
 import { type Dependency, needsAttention, sayOf, useDependencies } from "./health.js";
 
@@ -41,6 +42,10 @@ export function Status() {
   const [overview, setOverview] = useState<Overview>();
   const [refresh, setRefresh] = useState(0);
   const health = useDependencies(10_000, refresh);
+  const operator = useOperatorActions();
+  const done = () => setRefresh((count) => count + 1);
+  const named = new Set(Object.keys(health?.dependencies ?? {}));
+  const unplaced = operator.actions.filter((action) => action.component === null || !named.has(action.component));
   useEffect(() => {
     void probe<Overview>("/health").then(setOverview);
   }, [refresh]);
@@ -48,7 +53,7 @@ export function Status() {
     <section>
       <div class="heading">
         <h1>Status</h1>
-        <button type="button" onClick={() => setRefresh(refresh + 1)}>
+        <button type="button" onClick={done}>
           Refresh
         </button>
       </div>
@@ -67,11 +72,23 @@ export function Status() {
               </h2>
               {typeof dependency.summary === "string" && <p>{sayOf(dependency)}</p>}
               <Details dependency={dependency} />
+              <ActionButtons actions={operator.actions.filter((action) => action.component === name)} onDone={done} />
             </li>
           ))}
         </ul>
       ) : (
         <p class="hint">Loading…</p>
+      )}
+      {unplaced.length > 0 && (
+        <>
+          <h2>Other actions</h2>
+          <ActionButtons actions={unplaced} onDone={done} />
+        </>
+      )}
+      {operator.error && (
+        <p class="error" role="alert">
+          Operator actions could not be listed: {operator.error}
+        </p>
       )}
     </section>
   );

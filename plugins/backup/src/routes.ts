@@ -51,6 +51,6 @@ export function registerBackupRoutes(router: PluginRouter, service: BackupServic
       }
       return { drill: await service.drillNow() };
     },
-    { ...ADMIN, schema: drillSchema },
+    { ...ADMIN, schema: drillSchema, action: { label: "Run the restore drill", component: "backup" } },
   );
 }

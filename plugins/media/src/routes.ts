@@ -32,5 +32,12 @@ export function registerMediaRoutes(router: PluginRouter, deps: MediaRouteDeps):
   router.get("/media/:file", (event) => serveMedia(event, deps.store, pathParam(event, "file")), {
     schema: serveSchema,
   });
-  router.post(CLEANUP_PATH, () => deps.library.cleanupOrphans(deps.articles()), { schema: cleanupSchema });
+  router.post(CLEANUP_PATH, () => deps.library.cleanupOrphans(deps.articles()), {
+    schema: cleanupSchema,
+    action: {
+      label: "Remove orphaned media",
+      component: "media",
+      confirm: "Remove every upload older than MEDIA_ORPHAN_HOURS that no article refers to?",
+    },
+  });
 }

@@ -108,7 +108,11 @@ export const search = definePlugin<SearchOptions, SearchTables>({
       report: (error: unknown) => ctx.captureError(error, { task: "reindex" }),
     };
     const adminMeta: RouteMeta = { auth: "key", csrf: false, apiKeyHeader: true };
-    ctx.router.post(options.reindexPath, startReindexHandler(admin), { ...adminMeta, schema: startReindexSchema });
+    ctx.router.post(options.reindexPath, startReindexHandler(admin), {
+      ...adminMeta,
+      schema: startReindexSchema,
+      action: { label: "Rebuild the search index", component: "search" },
+    });
     ctx.router.get(options.reindexPath, reindexStatusHandler(admin), { ...adminMeta, schema: reindexStatusSchema });
     ctx.router.get(`${options.aiPrefix}/related/:slug`, relatedHandler(engine), {
       feature: "ai",

@@ -73,6 +73,10 @@ export function registerAdminRoutes(router: PluginRouter, deps: AdminRouteDeps):
       });
       return { replayed };
     },
-    { ...ADMIN, schema: replaySchema },
+    {
+      ...ADMIN,
+      schema: replaySchema,
+      action: { label: "Replay dead deliveries", component: "webhooks" },
+    },
   );
 }

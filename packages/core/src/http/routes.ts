@@ -9,6 +9,19 @@ import { type ValidatingHandler, validatingHandler } from "./validate.js";
 export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 export type RouteHandler = (event: H3Event) => unknown;
 
+/**
+ * An operator's action that an admin UI may offer as a button: a keyed route without path
+ * parameters that needs no body.
+ */
+export interface OperatorAction {
+  /** What it does, in a few words: `Rebuild the index`. */
+  label: string;
+  /** The name of the health component it acts on, for the UI to show it beside. */
+  component?: string;
+  /** The question to ask first, for an action that removes or changes data. */
+  confirm?: string;
+}
+
 /** Per-route declarations the kernel (and other plugins, e.g. cache) read. */
 export interface RouteMeta {
   /** `key`: the API key is required. Default: `key` for POST/PUT/PATCH/DELETE, `none` for GET. */
@@ -40,6 +53,8 @@ export interface RouteMeta {
    * handler runs, and the OpenAPI document is generated from it.
    */
   schema?: RouteSchema;
+  /** Offer the route to operators as an action (an admin UI lists them); only for keyed routes. */
+  action?: OperatorAction;
   [key: string]: unknown;
 }
 
