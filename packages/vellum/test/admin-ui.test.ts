@@ -25,6 +25,8 @@ if (!hasChromium && !browserRequired)
 
 const API_KEY = "admin-ui-test-key-0123456789abcdef";
 const PASSPHRASE = "admin-ui-test-passphrase";
+/** What the test types into every prompt (the image's alternative text). */
+const PROMPT_ANSWER = "A gray <square> & more";
 const EXPECTED_FAILURES = /^Failed to load resource: the server responded with a status of (401|409) /;
 
 interface StoredArticle {
@@ -72,7 +74,8 @@ describe.skipIf(!hasChromium && !browserRequired)("the admin UI in a browser", (
     page.on("pageerror", (error) => refused.push(error.message));
     page.on("dialog", (dialog) => {
       dialogs.push(dialog.message());
-      void (acceptDialogs ? dialog.accept() : dialog.dismiss());
+      if (dialog.type() === "prompt") void dialog.accept(PROMPT_ANSWER);
+      else void (acceptDialogs ? dialog.accept() : dialog.dismiss());
     });
   }, 60_000);
 
@@ -122,6 +125,8 @@ describe.skipIf(!hasChromium && !browserRequired)("the admin UI in a browser", (
     const { content } = stored as StoredArticle;
     expect(content).toMatch(/Plain words, then <(b|strong)>bold words<\/(b|strong)>/);
     expect(content).toMatch(/<img src="[^"]*\/media\/[0-9A-Z]{26}\.webp"[^>]* width="64" height="48"/);
+    // The alternative text asked for after the upload, escaped once on its way.
+    expect(content).toContain('alt="A gray &lt;square&gt; &amp; more"');
   }, 30_000);
 
   it("lists, finds and filters it, and shows a conflict where it happens", async () => {

@@ -69,7 +69,9 @@ export function RichText({ value, onChange, onUpload, labelledBy }: Props) {
     try {
       const item = await onUpload(file);
       const size = item.width && item.height ? ` width="${item.width}" height="${item.height}"` : "";
-      apply("insertHTML", `<img src="${escapeAttribute(item.url)}" alt=""${size}>`);
+      // Cancel leaves the text empty: an image that only decorates.
+      const alt = prompt("Describe the image for readers who cannot see it (its alternative text):", "") ?? "";
+      apply("insertHTML", `<img src="${escapeAttribute(item.url)}" alt="${escapeAttribute(alt.trim())}"${size}>`);
     } catch (failure) {
       setError(describe(failure));
     } finally {
