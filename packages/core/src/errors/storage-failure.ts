@@ -45,7 +45,8 @@ const KINDS: Record<StorageFailureKind, KindInfo> = {
     message: "The database cannot be used: its file is damaged or its disk failed.",
     retryAfterSeconds: "300",
     log: "the database file is damaged or its disk failed",
-    advice: '; check the disk, then restore the data dir from a backup (docs/operations.md, "A damaged database")',
+    advice:
+      '; check the disk, then restore the data dir from a backup (docs/operations.md, "When the database file is damaged or its disk fails")',
   },
 };
 
