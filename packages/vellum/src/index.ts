@@ -38,7 +38,7 @@ export function defaultPlugins(): AnyVellumPlugin[] {
  * The namespaces of contract §2's variables, passed to the CLI as `settingPrefixes`: a set variable in one of
  * them that no installed plugin declares is reported with a warning.
  */
-export const settingPrefixes: string[] = ["SERVICE_", "STORAGE_", "MEDIA_", "BACKUP_", "CACHE_"];
+export const settingPrefixes: string[] = ["SERVICE_", "STORAGE_", "MEDIA_", "BACKUP_", "CACHE_", "ADMIN_"];
 
 /** This package's version, reported by `vellum --version` and in `/health`. */
 export const version: string = (createRequire(import.meta.url)("../package.json") as { version: string }).version;

@@ -1,1 +1,1 @@
-export { ADMIN_PATH, admin } from "./plugin.js";
+export { ADMIN_PATH, type AdminOptions, admin } from "./plugin.js";

@@ -1,4 +1,14 @@
-import { ApiError, definePlugin, type H3Event, mountPrefix, pathParam, text, Type } from "@vellum/core";
+import {
+  ApiError,
+  definePlugin,
+  type H3Event,
+  mountPrefix,
+  pathParam,
+  type SettingDeclarations,
+  setting,
+  text,
+  Type,
+} from "@vellum/core";
 import { ActionsBody, listActions } from "./actions.js";
 import { loadUiBundle, type UiBundle } from "./bundle.js";
 import { ADMIN_CSP, adminPage } from "./page.js";
@@ -10,17 +20,35 @@ export const ACTIONS_PATH = "/admin/actions";
 
 const HTML = { 200: { description: "The admin page", type: "text/html" } };
 
+export interface AdminOptions {
+  /** ADMIN_OFF: serve no admin UI (`/admin` and its routes answer 404). */
+  off: boolean;
+}
+
+const ADMIN_SETTINGS: SettingDeclarations<AdminOptions> = {
+  off: setting.boolean({
+    env: "ADMIN_OFF",
+    description: "true: no admin UI (`/admin` and its routes answer 404); the API is unchanged",
+    default: false,
+  }),
+};
+
 /**
  * The administration UI: `GET /admin` serves a page that loads one script and one stylesheet
  * (`GET /admin/assets/<name>`, content-hashed, kept by browsers for a year), a single-page app
  * that edits articles and media through the public API and shows the service's health. It signs
  * in with the API key, checked by `GET /admin/key-check`, and keeps it in the tab's session
- * storage only; `GET /admin/actions` lists the operator actions the installed plugins declare. The
- * plugin has no settings and no tables.
+ * storage only; `GET /admin/actions` lists the operator actions the installed plugins declare.
+ * `ADMIN_OFF=true` leaves all of it out. The plugin has no tables.
  */
-export const admin = definePlugin({
+export const admin = definePlugin<AdminOptions>({
   name: "admin",
+  settings: ADMIN_SETTINGS,
   async setup(ctx) {
+    if (ctx.options.off) {
+      ctx.logger.info("the admin UI is off (ADMIN_OFF)");
+      return;
+    }
     const loaded = await loadUiBundle();
     const missing = "missing" in loaded ? loaded.missing : undefined;
     if (missing) ctx.logger.warn(`the admin UI is not built (run npm run build): ${missing}`);

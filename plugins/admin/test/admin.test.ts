@@ -161,3 +161,17 @@ describe("GET /admin/actions", () => {
     });
   });
 });
+
+describe("ADMIN_OFF", () => {
+  it("leaves the page and every admin route out", async () => {
+    const off = await createTestVellum({ plugins: [admin({ off: true })] });
+    try {
+      for (const path of ["/admin", `/admin/assets/${manifest.script}`, "/admin/key-check", "/admin/actions"]) {
+        const res = await off.fetch(path, { headers: { authorization: `Bearer ${TEST_API_KEY}` } });
+        expect(res.status, path).toBe(404);
+      }
+    } finally {
+      await off.close();
+    }
+  });
+});
