@@ -5,7 +5,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { failingDiskUnavailable, type FailingDisk, mountFailingDisk } from "./failing-disk.js";
-import { type Server, startServer } from "./fuzz-support.js";
+import { type Server, startServer, writeHeadersFor } from "./fuzz-support.js";
 import { waitFor } from "./support.js";
 
 // A database file damaged while the service runs (a tool that wrote into it), and a data disk that
@@ -21,15 +21,7 @@ const KEPT_PAGES = 8;
 const DAMAGED = "The database cannot be used: its file is damaged or its disk failed.";
 
 /** The headers of a write: the key and a CSRF token fetched from the server. */
-async function writeHeaders(url: string): Promise<Record<string, string>> {
-  const { token } = (await (await fetch(`${url}/api/v1/csrf`)).json()) as { token: string };
-  return {
-    authorization: `Bearer ${API_KEY}`,
-    cookie: `svc_csrf=${token}`,
-    "x-csrf-token": token,
-    "content-type": "application/json",
-  };
-}
+const writeHeaders = (url: string) => writeHeadersFor(url, API_KEY);
 
 /** Creates `count` articles `<prefix>-<i>` of about 4 KB each and waits until the last is applied. */
 async function createArticles(url: string, headers: Record<string, string>, prefix: string, count: number) {

@@ -110,3 +110,14 @@ export function send(base: string, agent: Agent, req: RawRequest, timeoutMs = 15
     r.end(req.body);
   });
 }
+
+/** The headers of a JSON write to the server at `url`: `apiKey`, and a CSRF token it hands out. */
+export async function writeHeadersFor(url: string, apiKey: string): Promise<Record<string, string>> {
+  const { token } = (await (await fetch(`${url}/api/v1/csrf`)).json()) as { token: string };
+  return {
+    authorization: `Bearer ${apiKey}`,
+    cookie: `svc_csrf=${token}`,
+    "x-csrf-token": token,
+    "content-type": "application/json",
+  };
+}

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mountTmpfs, tmpfsUnavailable, unmountTmpfs } from "../../../plugins/backup/test/tmpfs.js";
-import { BIN, type Server, startServer } from "./fuzz-support.js";
+import { BIN, type Server, startServer, writeHeadersFor } from "./fuzz-support.js";
 import { waitFor } from "./support.js";
 
 // Writes the storage cannot take answer contract §3's 503 with Retry-After, never a 500, and lose
@@ -21,15 +21,7 @@ const API_KEY = "storage-failures-test-key-0123456789";
 const CONTENT = `<p>${"lorem ipsum dolor sit amet ".repeat(300)}</p>`;
 
 /** The headers of a write: the key and a CSRF token fetched from the server. */
-async function writeHeaders(url: string): Promise<Record<string, string>> {
-  const { token } = (await (await fetch(`${url}/api/v1/csrf`)).json()) as { token: string };
-  return {
-    authorization: `Bearer ${API_KEY}`,
-    cookie: `svc_csrf=${token}`,
-    "x-csrf-token": token,
-    "content-type": "application/json",
-  };
-}
+const writeHeaders = (url: string) => writeHeadersFor(url, API_KEY);
 
 const articleBody = (slug: string) => JSON.stringify({ title: slug, slug, content: CONTENT, tags: ["disk"] });
 
