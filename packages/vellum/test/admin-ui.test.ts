@@ -6,7 +6,7 @@ import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { grayPng } from "../../../plugins/media/test/fixtures/images.js";
 import { flipMiddleByte } from "./backup-support.js";
-import { type Server, startServer } from "./fuzz-support.js";
+import { type Server, startServer, writeHeadersFor } from "./fuzz-support.js";
 import { waitFor } from "./support.js";
 
 // The admin UI in a real browser (Debian's Chromium) against `vellum serve` with the default
@@ -167,6 +167,30 @@ describe.skipIf(!hasChromium && !browserRequired)("the admin UI in a browser", (
     await page.getByRole("heading", { name: "Articles" }).waitFor();
     await waitFor(async () => (await article("hello-renamed")) === 404, "the article deleted");
   }, 30_000);
+
+  it("shows lists and search results 20 at a time, with More for the rest", async () => {
+    const headers = await writeHeadersFor(server.url, API_KEY);
+    for (let i = 0; i < 25; i++) {
+      const body = JSON.stringify({ title: `Zebra ${i}`, slug: `zebra-${i}`, content: "<p>A zebra crossing.</p>" });
+      expect((await fetch(`${server.url}/api/v1/articles`, { method: "POST", headers, body })).status).toBe(202);
+    }
+    await waitFor(async () => (await article("zebra-24")) !== 404, "the last create applied");
+
+    await page.goto(`${server.url}/admin#/`);
+    await page.reload(); // the list shown before the creates
+    const rows = page.locator(".rows > li");
+    await expect.poll(() => rows.count()).toBe(20);
+    await page.getByRole("button", { name: "More" }).click();
+    await expect.poll(() => rows.count()).toBe(25);
+    await expect.poll(() => page.getByRole("button", { name: "More" }).count()).toBe(0);
+
+    await page.getByRole("searchbox", { name: "Search articles" }).fill("zebra");
+    await page.getByText("25 found").waitFor();
+    await expect.poll(() => rows.count()).toBe(20);
+    await page.getByRole("button", { name: "More" }).click();
+    await expect.poll(() => rows.count()).toBe(25);
+    await expect.poll(() => page.getByRole("button", { name: "More" }).count()).toBe(0);
+  }, 60_000);
 
   it("asks before leaving an article with unsaved changes, and stays when told to", async () => {
     await page.getByRole("link", { name: "New article" }).click();

@@ -44,7 +44,7 @@ export function ArticleList() {
     }
     const timer = setTimeout(async () => {
       try {
-        setHits(await client().search({ q: q.slice(0, 256) }));
+        setHits(await client().search({ q: q.slice(0, 256), limit: PAGE }));
         setError(undefined);
       } catch (failure) {
         setError(describe(failure));
@@ -52,6 +52,20 @@ export function ArticleList() {
     }, 250);
     return () => clearTimeout(timer);
   }, [query]);
+
+  /** The next page of the same search, after the hits shown. */
+  const moreHits = async () => {
+    if (!hits) return;
+    setLoading(true);
+    try {
+      const next = await client().search({ q: query.trim().slice(0, 256), limit: PAGE, offset: hits.results.length });
+      setHits({ ...next, results: [...hits.results, ...next.results] });
+    } catch (failure) {
+      setError(describe(failure));
+    } finally {
+      setLoading(false);
+    }
+  };
 
   const tags = (list: string[]) =>
     list.map((name) => (
@@ -109,6 +123,11 @@ export function ArticleList() {
               </li>
             ))}
           </ul>
+          {hits.results.length < hits.total && (
+            <button type="button" disabled={loading} onClick={() => void moreHits()}>
+              {loading ? "Loading…" : "More"}
+            </button>
+          )}
         </>
       ) : (
         <>
