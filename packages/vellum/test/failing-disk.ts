@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -43,13 +43,14 @@ export function mountFailingDisk(bytes: number): FailingDisk {
     rmSync(base, { recursive: true, force: true });
   };
   try {
-    run("truncate", ["-s", String(bytes), image]);
+    writeFileSync(image, "");
+    truncateSync(image, bytes);
     device = run("losetup", ["-f", "--show", image]);
     run("mkfs.ext4", ["-q", device]);
-    run("mkdir", ["-m", "0700", dir]);
+    mkdirSync(dir);
     run("mount", [device, dir]);
     mounted = true;
-    run("chmod", ["0700", dir]);
+    chmodSync(dir, 0o700);
     return { dir, fail: () => run("python3", ["-c", SHUTDOWN, dir]), remove };
   } catch (error) {
     remove();

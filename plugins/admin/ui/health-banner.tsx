@@ -1,12 +1,11 @@
-import { needsAttention, sayOf, useDependencies } from "./health.js";
+import { type Dependencies, needsAttention, sayOf } from "./health.js";
 import { hrefOf, type Route } from "./router.js";
 
 /**
  * A line on every view while a component of the service needs attention ("backup: Restore
  * FAILED"), so an editor sees it without opening the status view.
  */
-export function HealthBanner({ route }: { route: Route }) {
-  const health = useDependencies(30_000, route);
+export function HealthBanner({ health, route }: { health: Dependencies | undefined; route: Route }) {
   if (!health) return null;
   const troubled = Object.entries(health.dependencies).filter(([, dependency]) => needsAttention(dependency));
   if (troubled.length === 0) return null;

@@ -18,8 +18,8 @@ export const needsAttention = (dependency: Dependency) => !FINE.has(dependency.s
 export const sayOf = (dependency: Dependency) =>
   typeof dependency.summary === "string" ? dependency.summary : dependency.status;
 
-/** `/health/dependencies`, read now and every `everyMs` while the view is shown; undefined until read. */
-export function useDependencies(everyMs: number, refresh?: unknown): Dependencies | undefined {
+/** `/health/dependencies`, read now, every `everyMs`, and again when `checks` changes; undefined until read. */
+export function useDependencies(everyMs: number, checks: number): Dependencies | undefined {
   const [dependencies, setDependencies] = useState<Dependencies>();
   useEffect(() => {
     let live = true;
@@ -33,6 +33,6 @@ export function useDependencies(everyMs: number, refresh?: unknown): Dependencie
       live = false;
       clearInterval(timer);
     };
-  }, [everyMs, refresh]);
+  }, [everyMs, checks]);
   return dependencies;
 }

@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { ActionButtons, useOperatorActions } from "./actions.js";
 import { probe } from "./api.js";
-import { type Dependency, needsAttention, sayOf, useDependencies } from "./health.js";
+import { type Dependencies, type Dependency, needsAttention, sayOf } from "./health.js";
 
 interface Overview {
   status: string;
@@ -37,23 +37,27 @@ function Details({ dependency }: { dependency: Dependency }) {
   );
 }
 
+interface StatusProps {
+  health: Dependencies | undefined;
+  /** How many times the health was asked for again on demand. */
+  checks: number;
+  onRecheck: () => void;
+}
+
 /** The service's health: its version and uptime, and every component's state and report. */
-export function Status() {
+export function Status({ health, checks, onRecheck }: StatusProps) {
   const [overview, setOverview] = useState<Overview>();
-  const [refresh, setRefresh] = useState(0);
-  const health = useDependencies(10_000, refresh);
   const operator = useOperatorActions();
-  const done = () => setRefresh((count) => count + 1);
   const named = new Set(Object.keys(health?.dependencies ?? {}));
   const unplaced = operator.actions.filter((action) => action.component === null || !named.has(action.component));
   useEffect(() => {
     void probe<Overview>("/health").then(setOverview);
-  }, [refresh]);
+  }, [checks]);
   return (
     <section>
       <div class="heading">
         <h1>Status</h1>
-        <button type="button" onClick={done}>
+        <button type="button" onClick={onRecheck}>
           Refresh
         </button>
       </div>
@@ -72,7 +76,10 @@ export function Status() {
               </h2>
               {typeof dependency.summary === "string" && <p>{sayOf(dependency)}</p>}
               <Details dependency={dependency} />
-              <ActionButtons actions={operator.actions.filter((action) => action.component === name)} onDone={done} />
+              <ActionButtons
+                actions={operator.actions.filter((action) => action.component === name)}
+                onDone={onRecheck}
+              />
             </li>
           ))}
         </ul>
@@ -82,7 +89,7 @@ export function Status() {
       {unplaced.length > 0 && (
         <>
           <h2>Other actions</h2>
-          <ActionButtons actions={unplaced} onDone={done} />
+          <ActionButtons actions={unplaced} onDone={onRecheck} />
         </>
       )}
       {operator.error && (

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { readdir } from "node:fs/promises";
 import type { PluginOfflineContext } from "@vellum/core";
-import { BackupCatalog } from "../catalog.js";
+import { BackupCatalog, type BackupRunResult } from "../catalog.js";
 import { describeFailure } from "../failure.js";
 import { type GenerationResult, writeGeneration } from "../generation/index.js";
 import type { BackupOptions } from "../options.js";
@@ -42,6 +42,13 @@ export async function runBackup(scope: BackupScope): Promise<BackupOutcome> {
   const catalog = new BackupCatalog(dataDir);
   const now = scope.now ?? Date.now;
   const began = performance.now();
+  /** This run's record for `/health/backup`, stamped with its end and duration. */
+  const recordRun = (result: Pick<BackupRunResult, "ok" | "generation" | "code" | "error">) =>
+    catalog.recordBackup({
+      at: new Date(now()).toISOString(),
+      durationMs: Math.round(performance.now() - began),
+      ...result,
+    });
   try {
     const target = options.target;
     if (!target) throw new BackupError("E_USAGE", "BACKUP_TARGET is not set: there is nowhere to write a backup");
@@ -78,26 +85,13 @@ export async function runBackup(scope: BackupScope): Promise<BackupOutcome> {
       .recordGeneration(generation)
       .catch(unrecorded("its record (the drill compares it with its MANIFEST)"));
     const removed = await retain(scope, target, generation.name, catalog);
-    await catalog
-      .recordBackup({
-        at: new Date(now()).toISOString(),
-        ok: true,
-        durationMs: Math.round(performance.now() - began),
-        generation: generation.name,
-      })
-      .catch(unrecorded("the record of the last backup (/health/backup shows the one before)"));
+    await recordRun({ ok: true, generation: generation.name }).catch(
+      unrecorded("the record of the last backup (/health/backup shows the one before)"),
+    );
     return { generation, removed };
   } catch (error) {
     const failure = describeFailure(error);
-    await catalog
-      .recordBackup({
-        at: new Date(now()).toISOString(),
-        ok: false,
-        durationMs: Math.round(performance.now() - began),
-        code: failure.code,
-        error: failure.message,
-      })
-      .catch(() => undefined);
+    await recordRun({ ok: false, code: failure.code, error: failure.message }).catch(() => undefined);
     throw error;
   }
 }
