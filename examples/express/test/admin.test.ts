@@ -1,48 +1,25 @@
-import { existsSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
-import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type App, createApp } from "../src/app.js";
+import { launchChromium, skipWithoutChromium } from "../../../test-support/chromium.js";
+import { API_KEY, type RunningExample, startExample } from "./running-example.js";
 
 // The admin UI of a Vellum mounted under /cms in Express, in Debian's Chromium: its files, the API
 // calls, the CSRF cookie and the job it waits for all live under the prefix.
 
-const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = existsSync(CHROMIUM);
-const browserRequired = process.env.VELLUM_REQUIRE_BROWSER === "1";
-if (!hasChromium && !browserRequired)
-  console.warn(`[examples/express] skipping the admin UI browser test: ${CHROMIUM} is not installed`);
-
-const API_KEY = "example-key-0123456789-abcdef";
-
-describe.skipIf(!hasChromium && !browserRequired)("the admin UI under /cms", () => {
-  let app: App;
-  let server: Server;
+describe.skipIf(skipWithoutChromium("examples/express"))("the admin UI under /cms", () => {
+  let example: RunningExample;
   let base: string;
-  let dataDir: string;
   let browser: Browser;
 
   beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), "vellum-example-express-admin-"));
-    app = await createApp({ dataDir, apiKey: API_KEY });
-    server = app.app.listen(0, "127.0.0.1");
-    await new Promise((resolve) => server.once("listening", resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-    });
+    example = await startExample();
+    base = example.base;
+    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {
     await browser?.close();
-    await new Promise((resolve) => server?.close(resolve));
-    await app?.vellum.close();
-    await rm(dataDir, { recursive: true, force: true });
+    await example?.stop();
   });
 
   it("signs in, publishes an article and lists it, every request under the prefix", async () => {

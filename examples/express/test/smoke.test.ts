@@ -1,31 +1,16 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import sharp from "sharp";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { type App, createApp } from "../src/app.js";
+import { API_KEY, type RunningExample, startExample } from "./running-example.js";
 
-const API_KEY = "example-key-0123456789-abcdef";
-let app: App;
-let server: Server;
+let example: RunningExample;
 let base: string;
-let dataDir: string;
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), "vellum-example-express-"));
-  app = await createApp({ dataDir, apiKey: API_KEY });
-  server = app.app.listen(0, "127.0.0.1");
-  await new Promise((resolve) => server.once("listening", resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  example = await startExample();
+  base = example.base;
 });
 
-afterAll(async () => {
-  await new Promise((resolve) => server.close(resolve));
-  await app.vellum.close();
-  await rm(dataDir, { recursive: true, force: true });
-});
+afterAll(() => example.stop());
 
 /** The key, and the CSRF cookie and token a GET of `/cms/api/v1/csrf` hands out. */
 async function writeHeaders(): Promise<Record<string, string>> {

@@ -22,7 +22,14 @@ export interface ReadEnvironmentOptions {
   file?: FileConfig;
 }
 
-export type ResolvedConfig = Partial<VellumConfig> & { port: number; host: string; dataDir: string; baseUrl: string };
+export type ResolvedConfig = Partial<VellumConfig> & {
+  port: number;
+  host: string;
+  dataDir: string;
+  baseUrl: string;
+  /** `SERVICE_REDIS_URL`: where `vellum serve` keeps rate-limit and lockout counters (`counterStore`). */
+  redisUrl?: string;
+};
 
 export interface EnvironmentResult {
   config: ResolvedConfig;

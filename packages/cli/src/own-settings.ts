@@ -7,6 +7,7 @@ import {
   parseLogLevel,
   parseOrigins,
   parsePort,
+  parseRedisUrl,
   parseRequired,
   parseTrustProxy,
   trustListProblem,
@@ -106,6 +107,16 @@ export const CLI_SETTINGS = {
     defaultText: "<data>/db/vellum.sqlite",
     parse: parseDatabaseUrl,
     check: textCheck(parseRequired),
+  },
+  redisUrl: {
+    env: "SERVICE_REDIS_URL",
+    description:
+      "Redis (`redis://` or `rediss://`) that keeps rate-limit and lockout counters for every process of a deployment; " +
+      "unset: each process counts on its own",
+    defaultText: "none",
+    secret: true,
+    parse: parseRedisUrl,
+    check: textCheck(parseRedisUrl),
   },
   "security.trustProxy": {
     env: "SERVICE_TRUST_PROXY",

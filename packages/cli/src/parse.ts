@@ -101,3 +101,16 @@ export function parseLogLevel(text: string): Parsed<number> {
 export function logLevelName(level: number): string {
   return Object.entries(LEVELS).find(([, value]) => value === level)?.[0] ?? String(level);
 }
+
+/** A `redis://` or `rediss://` URL with a host (credentials allowed: the setting is secret). */
+export function parseRedisUrl(text: string): Parsed<string> {
+  let url: URL;
+  try {
+    url = new URL(text.trim());
+  } catch {
+    return fail("expected a redis:// or rediss:// URL");
+  }
+  if (url.protocol !== "redis:" && url.protocol !== "rediss:") return fail("expected a redis:// or rediss:// URL");
+  if (url.hostname === "") return fail("the URL names no host");
+  return ok(text.trim());
+}

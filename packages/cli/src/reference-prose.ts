@@ -108,5 +108,6 @@ export const EMBEDDING = [
   "| `logger` / `logLevel` / `accessLog` | consola at info / `true` | logging; the access log never contains query strings |",
   "| `migrate` | `true` | `false`: refuse to start while migrations are pending |",
   "| `setupTimeoutMs` / `shutdownTimeoutMs` | 10 000 / 10 000 | plugin setup limit; how long close waits for in-flight requests |",
+  "| `leaseMs` | 30 000 | with several processes on one database, how long a process's lease on a queue or a scheduled task lasts unrenewed ([`operations.md`](operations.md#several-processes-on-one-database)) |",
   "| `debug` | `false` | show messages of unexpected errors to clients (never in production) |",
 ];

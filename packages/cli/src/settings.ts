@@ -78,7 +78,13 @@ export function toVellumConfig(
   ctx: CliContext,
   secrets: { apiKey?: string; csrfSecret?: string } = {},
 ): VellumConfig {
-  const { port: _port, host: _host, logFormat, ...config } = settings.config as ResolvedConfig & { logFormat?: string };
+  const {
+    port: _port,
+    host: _host,
+    logFormat,
+    redisUrl: _redisUrl,
+    ...config
+  } = settings.config as ResolvedConfig & { logFormat?: string };
   // A config file's `logFormat: "json"` (the environment's is applied when the CLI starts).
   if (logFormat === "json") useJsonLogs(ctx.logger);
   // The kernel logs through the CLI's logger, so its lines follow the CLI's format, colour and streams.

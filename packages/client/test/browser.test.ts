@@ -1,18 +1,17 @@
 import { existsSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type * as client from "../src/index.js";
+import { launchChromium, skipWithoutChromium } from "../../../test-support/chromium.js";
 import { API_KEY, PNG, type RunningVellum, startVellum } from "./support.js";
 
 // The client in Chromium: its sources as native ES modules on a page, against a real Vellum mounted on the page's
 // own origin under /cms and, cross-origin, on its own port with CORS. The browser keeps the cookie itself.
 
-const CHROMIUM = "/usr/bin/chromium";
-const skip = !existsSync(CHROMIUM) && process.env.VELLUM_REQUIRE_BROWSER !== "1";
-if (skip) console.warn(`[client] skipping the browser test: ${CHROMIUM} is not installed`);
+const skip = skipWithoutChromium("client");
 
 /** `src/<name>.ts` as JavaScript: what a browser loads, with no bundler. */
 function moduleSource(name: string): string | undefined {
@@ -52,7 +51,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => pages.listen(0, "127.0.0.1", resolve));
   origin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
   server = mounted = await startVellum({ config: { corsOrigins: [origin] } });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--headless", "--no-sandbox", "--disable-gpu"] });
+  browser = await launchChromium();
   page = await browser.newPage();
   await page.goto(`${origin}/`);
   await page.waitForFunction(() => "vellumClient" in window);

@@ -50,6 +50,12 @@ export interface VellumConfig {
   accessLog?: boolean;
   /** Run pending migrations at start (default). `false`: refuse to start while any are pending. */
   migrate?: boolean;
+  /**
+   * Milliseconds a process's lease on a queue or a scheduled task lasts without renewal, when
+   * several processes share the database: a process that died on another host is replaced after
+   * it (one that died on this host, or shut down, at once). Default 30 000; at least 1 000.
+   */
+  leaseMs?: number;
   /** Milliseconds a plugin's setup may take. Default 10 000. */
   setupTimeoutMs?: number;
   /** Milliseconds `close()` waits for in-flight requests. Default 10 000. */

@@ -21,6 +21,7 @@ export type {
   SqliteOptions,
 } from "./db/types.js";
 export { type CollectOptions, type CommitFlush, type CommitHookName, collectForCommit } from "./db/write.js";
+export { readSnapshot } from "./db/read-snapshot.js";
 export { RequiredFlushError, type Write } from "./db/write.js";
 export { API_ERROR_DESCRIPTIONS, API_ERROR_STATUS, ApiError, validationFailed } from "./errors/api-error.js";
 export type { ApiErrorCode, ApiErrorDetail } from "./errors/api-error.js";
@@ -79,7 +80,12 @@ export { clientIp, isLoopback } from "./security/client-ip.js";
 export { compileTrustProxy, describeTrustProxy, trustEntryProblem } from "./security/trust-proxy.js";
 export type { TrustProxy, TrustProxyDescription, TrustProxySetting } from "./security/trust-proxy.js";
 export type { LockoutOptions } from "./security/lockout.js";
-export { MemoryRateLimitStore, type RateLimitRule, type RateLimitStore } from "./security/rate-limit.js";
+export {
+  MemoryRateLimitStore,
+  type RateLimitRule,
+  type RateLimitStore,
+  type RateLimitStoreStatus,
+} from "./security/rate-limit.js";
 export type { ArticlesService, StorageQuotaService, VellumServices } from "./services.js";
 export { loadOrCreateSecret, publishSecretFile } from "./storage/data-folder.js";
 export { directoryBytes, type WalkedFile, walkFiles } from "./storage/walk.js";

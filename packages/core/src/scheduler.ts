@@ -1,4 +1,5 @@
 import { VellumError } from "./errors/vellum-error.js";
+import type { Leases } from "./leases/leases.js";
 
 export interface ScheduleOptions {
   everyMs: number;
@@ -6,6 +7,12 @@ export interface ScheduleOptions {
   jitterMs?: number;
   /** Run once as soon as the scheduler starts instead of after the first interval. */
   runImmediately?: boolean;
+  /**
+   * Run in every process that shares the database, for work on the process's own state (a rescan
+   * of what it counts). Default: only in the process holding the task's lease (`Leases`), so a
+   * backup or a prune runs once however many processes share the database.
+   */
+  everyProcess?: boolean;
 }
 
 interface ScheduledJob {
@@ -16,17 +23,22 @@ interface ScheduledJob {
   run: Promise<void> | undefined;
 }
 
+const leaseName = (job: string) => `schedule:${job}`;
+
 /**
  * Runs named background jobs on an interval (checkpoints, pruning, backups). The next run of a
  * job is scheduled when its previous run finishes, so runs of one job never overlap.
+ * With several processes on one database, a job runs in the one that holds its lease.
  */
 export class Scheduler {
   readonly #onError: (error: unknown, info: { job: string }) => void;
+  readonly #leases: Leases | undefined;
   readonly #jobs = new Map<string, ScheduledJob>();
   #started = false;
 
-  constructor(options: { onError: (error: unknown, info: { job: string }) => void }) {
+  constructor(options: { onError: (error: unknown, info: { job: string }) => void; leases?: Leases }) {
     this.#onError = options.onError;
+    this.#leases = options.leases;
   }
 
   schedule(name: string, options: ScheduleOptions, fn: () => void | Promise<void>): void {
@@ -37,6 +49,7 @@ export class Scheduler {
     }
     const job: ScheduledJob = { name, options, fn, timer: undefined, run: undefined };
     this.#jobs.set(name, job);
+    if (!options.everyProcess) this.#leases?.watch(leaseName(name));
     if (this.#started) this.#arm(job, job.options.runImmediately ? 0 : this.#interval(job));
   }
 
@@ -74,7 +87,7 @@ export class Scheduler {
 
   async #execute(job: ScheduledJob): Promise<void> {
     try {
-      await job.fn();
+      if (job.options.everyProcess || (this.#leases?.holds(leaseName(job.name)) ?? true)) await job.fn();
     } catch (error) {
       this.#onError(error, { job: job.name });
     }

@@ -43,6 +43,8 @@ import { type CsrfTokens, createCsrfTokens } from "./security/csrf.js";
 import { registerCsrfRoute } from "./security/csrf-route.js";
 import { LockoutTracker } from "./security/lockout.js";
 import { MemoryRateLimitStore } from "./security/rate-limit.js";
+import { LeaseFile } from "./leases/lease-file.js";
+import { Leases } from "./leases/leases.js";
 import { ServiceRegistry } from "./services.js";
 import { restrictDataDir } from "./storage/data-dir-modes.js";
 import { loadOrCreateSecret } from "./storage/data-folder.js";
@@ -57,6 +59,8 @@ export type { FetchOptions, MigrateOutcome, Vellum } from "./instance.js";
 /** Creates a Vellum instance. Reads no environment and no config files: everything comes in `config`. */
 export function createVellum(input: VellumConfig): Vellum {
   if (!input.dataDir) throw CoreErrors.configInvalid(["dataDir", "a data directory is required"]);
+  if (input.leaseMs !== undefined && !(Number.isInteger(input.leaseMs) && input.leaseMs >= 1000))
+    throw CoreErrors.configInvalid(["leaseMs", "expected an integer of at least 1000 (milliseconds)"]);
   const config: VellumConfig = { ...input };
   const trustProxy = compileTrustProxy(config.security?.trustProxy);
   const logger = config.logger ?? createConsola({ level: config.logLevel ?? 3 }).withTag("vellum");
@@ -77,6 +81,8 @@ export function createVellum(input: VellumConfig): Vellum {
   let inFlight = 0;
   let csrf: CsrfTokens | undefined;
   let database: VellumDatabase | undefined;
+  /** Where the leases of the processes sharing the database live (`Leases`). */
+  let leaseFile: LeaseFile | undefined;
   let queue: JobQueue | undefined;
   let migrations: MigrationRunner | undefined;
   let order: string[] = [];
@@ -151,7 +157,11 @@ export function createVellum(input: VellumConfig): Vellum {
     migrationStatus: () => requireInit(migrations, "migrationStatus").status(),
     routes: () => routes.list(),
     components: () => components.list(),
-    jobs: { stats: () => requireInit(queue, "jobs").stats(), queues: () => requireInit(queue, "jobs").queues() },
+    jobs: {
+      stats: () => requireInit(queue, "jobs").stats(),
+      queues: () => requireInit(queue, "jobs").queues(),
+      workedHere: (name) => queue?.workedHere(name) ?? false,
+    },
     security: {
       apiKeyConfigured: Boolean(apiKey),
       apiKeyStrong: Boolean(apiKey && apiKey.length >= MIN_API_KEY_LENGTH),
@@ -159,12 +169,18 @@ export function createVellum(input: VellumConfig): Vellum {
       trustProxy: trustProxy.description,
       lockout: lockout.options,
       activeLockouts: () => lockout.active(),
+      counterStore: () => store.status?.() ?? { kind: "custom", state: "ok" },
       checkKey: (event) => pipeline.checkKey(event),
     },
     clientIp: (event) => clientIp(event, trustProxy),
     inFlight: () => inFlight,
   };
+  const leases = new Leases({
+    ...(config.leaseMs !== undefined && { ttlMs: config.leaseMs }),
+    onError: (error) => captureError(error, { plugin: "core", tags: { step: "leases" } }),
+  });
   const scheduler = new Scheduler({
+    leases,
     onError: (error, info) => {
       coreMetrics.jobFailures.inc({ job: info.job });
       captureError(error, { plugin: info.job.split(":")[0] ?? "core", tags: { job: info.job } });
@@ -187,6 +203,7 @@ export function createVellum(input: VellumConfig): Vellum {
     const sqlite = config.database?.sqlite ?? { path: join(config.dataDir, "db", "vellum.sqlite") };
     if (sqlite.path !== ":memory:") mkdirSync(dirname(sqlite.path), { recursive: true, mode: 0o700 });
     database = await openSqlite(sqlite, config.database?.onQuery);
+    leaseFile = await LeaseFile.open(sqlite.path);
     await restrictDataDir(config.dataDir, sqlite.path === ":memory:" ? undefined : sqlite.path);
     const db = database.kysely;
     migrations = new MigrationRunner(db);
@@ -197,6 +214,8 @@ export function createVellum(input: VellumConfig): Vellum {
       writes,
       deferSync: database.ops.withDeferredSync,
       logger: logger.withTag("queue"),
+      leases,
+      dataVersion: database.ops.dataVersion,
       onError: (error, { owner, queue: name, jobId }) =>
         captureError(error, { plugin: owner, tags: { queue: name, ...(jobId ? { job: jobId } : {}) } }),
     });
@@ -266,6 +285,7 @@ export function createVellum(input: VellumConfig): Vellum {
     if (outcome.error) throw outcome.error;
     await lifecycle.run("start", order);
     await routes.prepareValidators();
+    await leases.start(requireInit(leaseFile, "leases"));
     requireInit(queue, "queue").start();
     scheduler.start();
     state = "ready";
@@ -284,6 +304,8 @@ export function createVellum(input: VellumConfig): Vellum {
     await lifecycle.run("preClose", order, report);
     await scheduler.stop();
     await queue?.stop();
+    await leases.stop();
+    leaseFile?.close();
     await lifecycle.run("close", order, report);
     await bus.call("vellum:close", {});
     for (const off of hookRegistry.splice(0)) off();

@@ -61,6 +61,7 @@ describe("public exports", () => {
         "readJsonBody",
         "readResponse",
         "readSettingsFromEnv",
+        "readSnapshot",
         "requestBodyStream",
         "requestId",
         "requestTarget",

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
+import { readSnapshot } from "../src/db/read-snapshot.js";
 import { openSqlite, WAL_AUTOCHECKPOINT_PAGES } from "../src/db/sqlite.js";
 import type { VellumDatabase } from "../src/db/types.js";
 
@@ -51,5 +52,38 @@ describe("the SQLite connection", () => {
     // Each commit adds about 256 KB; with checkpoints only at 32 or 64 MB the WAL would reach 24 MB.
     expect(largest).toBeGreaterThan(2 * MIB);
     expect(largest).toBeLessThan(6 * MIB);
+  });
+
+  it("takes the write lock at the start of a transaction, and none for a read snapshot", async () => {
+    const { database: first, path } = await open();
+    const second = await openSqlite({ path, busyTimeoutMs: 100 });
+    try {
+      await sql`CREATE TABLE notes (n INTEGER)`.execute(first.kysely);
+      await sql`INSERT INTO notes VALUES (1)`.execute(first.kysely);
+      const count = async (db: typeof first.kysely) =>
+        Number((await sql<{ n: number }>`SELECT count(*) AS n FROM notes`.execute(db)).rows[0]?.n);
+      const insertFromSecond = () => sql`INSERT INTO notes VALUES (2)`.execute(second.kysely);
+
+      // A transaction holds the write lock from its first statement, a read included: the other
+      // connection's write waits for it and, past its busy timeout, gives up.
+      await first.kysely.transaction().execute(async (trx) => {
+        expect(await count(trx)).toBe(1);
+        await expect(insertFromSecond()).rejects.toMatchObject({ code: "SQLITE_BUSY" });
+      });
+
+      // A read snapshot holds none: the write goes through, and the snapshot still sees its own view.
+      const versions = [first.ops.dataVersion(), second.ops.dataVersion()];
+      await readSnapshot(first.kysely, async (snapshot) => {
+        expect(await count(snapshot)).toBe(1);
+        await insertFromSecond();
+        expect(await count(snapshot)).toBe(1);
+      });
+      expect(await count(first.kysely)).toBe(2);
+      // `dataVersion` moves for another connection's commit, never for the connection's own.
+      expect(first.ops.dataVersion()).not.toBe(versions[0]);
+      expect(second.ops.dataVersion()).toBe(versions[1]);
+    } finally {
+      await second.close();
+    }
   });
 });

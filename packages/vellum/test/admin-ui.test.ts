@@ -1,10 +1,11 @@
-import { existsSync, readdirSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { grayPng } from "../../../plugins/media/test/fixtures/images.js";
+import { launchChromium, skipWithoutChromium } from "../../../test-support/chromium.js";
 import { flipMiddleByte } from "./backup-support.js";
 import { type Server, startServer, writeHeadersFor } from "./fuzz-support.js";
 import { waitFor } from "./support.js";
@@ -13,15 +14,6 @@ import { waitFor } from "./support.js";
 // plugins and backups on: sign in, write, upload, find, rename, delete, and see a failed restore
 // drill. Every step goes through the public API the UI calls; the test checks the stored result
 // through the same API, and that the page's strict CSP refused nothing.
-
-const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = existsSync(CHROMIUM);
-const browserRequired = process.env.VELLUM_REQUIRE_BROWSER === "1";
-if (!hasChromium && !browserRequired)
-  console.warn(
-    `[vellum] skipping the admin UI browser test: ${CHROMIUM} is not installed ` +
-      "(apt-get install -y chromium); set VELLUM_REQUIRE_BROWSER=1 to make its absence a failure",
-  );
 
 const API_KEY = "admin-ui-test-key-0123456789abcdef";
 const PASSPHRASE = "admin-ui-test-passphrase";
@@ -36,7 +28,7 @@ interface StoredArticle {
   content: string;
 }
 
-describe.skipIf(!hasChromium && !browserRequired)("the admin UI in a browser", () => {
+describe.skipIf(skipWithoutChromium("admin UI"))("the admin UI in a browser", () => {
   let dir: string;
   let target: string;
   let server: Server;
@@ -62,10 +54,7 @@ describe.skipIf(!hasChromium && !browserRequired)("the admin UI in a browser", (
       BACKUP_TARGET: target,
       SERVICE_BACKUP_PASSPHRASE: PASSPHRASE,
     });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-    });
+    browser = await launchChromium();
     page = await browser.newPage();
     page.on("console", (message) => {
       // The answers the test provokes on purpose (a wrong key, a taken slug) are logged as failed loads.

@@ -1,19 +1,10 @@
-import { existsSync } from "node:fs";
-import { type Browser, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createSanitizer } from "../src/sanitize.js";
+import { launchChromium, skipWithoutChromium } from "../../../test-support/chromium.js";
 import { loadXssVectors } from "./fixtures/xss.js";
 
-const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = existsSync(CHROMIUM);
-const browserRequired = process.env.VELLUM_REQUIRE_BROWSER === "1";
-const skip = !hasChromium && !browserRequired;
-if (skip) {
-  console.warn(
-    `[articles] skipping the browser XSS test: ${CHROMIUM} is not installed ` +
-      "(apt-get install -y chromium); set VELLUM_REQUIRE_BROWSER=1 to make its absence a failure",
-  );
-}
+const skip = skipWithoutChromium("articles");
 
 /**
  * The page's first script (ours): every way the corpus signals success (dialogs, print, and the
@@ -89,11 +80,7 @@ describe.skipIf(skip)("sanitized content in Chromium", () => {
   const sanitize = createSanitizer({ mediaPrefix: "/media/" });
 
   beforeAll(async () => {
-    if (!hasChromium) throw new Error(`VELLUM_REQUIRE_BROWSER=1 but ${CHROMIUM} is not installed`);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-    });
+    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {

@@ -288,6 +288,19 @@ describe("restoreGeneration: preconditions (exit 5, nothing written)", () => {
     expect(await tree(dir)).toEqual(before);
   });
 
+  it("a live process's own .vellum.lock.<pid> holds <dest> when .vellum.lock names a process that is gone", async () => {
+    const { dir, file, dest } = await caseDir();
+    await oldDataDir(dest);
+    const dead = spawnSync(process.execPath, ["-e", ""]).pid;
+    await writeFile(join(dest, ".vellum.lock"), JSON.stringify({ pid: dead, startedAt: NOW }));
+    await writeFile(join(dest, `.vellum.lock.${process.pid}`), JSON.stringify({ pid: process.pid, startedAt: NOW }));
+    const before = await tree(dir);
+    const error = await failure(restoreGeneration(options(file, dest)));
+    expect(error.code).toBe("E_LOCKED");
+    expect(error.message).toContain(`a running Vellum (pid ${process.pid}) holds the data dir`);
+    expect(await tree(dir)).toEqual(before);
+  });
+
   it("a lock that cannot be understood is refused; a stale lock (dead pid) is not", async () => {
     const { dir, file, dest } = await caseDir();
     await oldDataDir(dest);

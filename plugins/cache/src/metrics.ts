@@ -4,7 +4,7 @@ import type { CacheStore, EvictionReason } from "./store.js";
 export type HitReason = "fresh" | "not_modified";
 /** `absent`: not held, now stored; `raced`: a purge ran while it was read, so not stored; `too_large`, `off`. */
 export type MissReason = "absent" | "raced" | "too_large" | "off";
-export type PurgeReason = "write" | "api";
+export type PurgeReason = "write" | "api" | "elsewhere";
 
 export type CacheMetrics = ReturnType<typeof createCacheMetrics>;
 
@@ -27,7 +27,7 @@ export function createCacheMetrics(metrics: VellumMetrics, store: () => CacheSto
   });
   const purges = metrics.counter({
     name: "service_cache_purges_total",
-    help: "Purges, by reason (write: an article change, api: POST /api/v1/cache/purge)",
+    help: "Purges, by reason (write: an article change, api: POST /api/v1/cache/purge, elsewhere: another process wrote)",
     labelNames: ["reason"],
   });
   const purged = metrics.counter({

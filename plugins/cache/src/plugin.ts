@@ -35,7 +35,12 @@ export const cache = definePlugin<CacheOptions>({
     if (options.maxEntries > 0) {
       store = new MemoryCacheStore({ ...options, onEvict: (reason) => metrics.evicted(reason) });
     }
-    const cache = new ResponseCache({ store, metrics, cacheControl: cacheControlFor(options) });
+    const cache = new ResponseCache({
+      store,
+      metrics,
+      cacheControl: cacheControlFor(options),
+      dataVersion: () => ctx.database.dataVersion(),
+    });
 
     let cdn: CdnForwarder | undefined;
     if (options.cdnPurgeUrl !== undefined && options.cdnPurgeSecret !== undefined) {

@@ -31,18 +31,27 @@ export class ResponseCache {
   readonly #store: CacheStore | undefined;
   readonly #metrics: CacheMetrics;
   readonly #cacheControl: string;
+  readonly #dataVersion: () => number;
+  #version: number | undefined;
   #epoch = 0;
 
-  constructor(options: { store: CacheStore | undefined; metrics: CacheMetrics; cacheControl: string }) {
+  constructor(options: {
+    store: CacheStore | undefined;
+    metrics: CacheMetrics;
+    cacheControl: string;
+    /** `DatabaseOps.dataVersion`: moves when another process sharing the database commits. */
+    dataVersion: () => number;
+  }) {
     this.#store = options.store;
     this.#metrics = options.metrics;
     this.#cacheControl = options.cacheControl;
+    this.#dataVersion = options.dataVersion;
   }
 
   /** The kernel's shortcut: a held response as its prepared 200, or its 304 when the client has it. */
   readonly lookup = (request: ShortcutRequest): PreparedResponse | undefined => {
     const entry = this.#store?.get(request.url);
-    if (!entry) return undefined;
+    if (!entry || this.#writtenElsewhere()) return undefined;
     if (matchesIfNoneMatch(request.header("if-none-match"), entry.etag)) {
       this.#metrics.hit("not_modified");
       return entry.notModified;
@@ -89,9 +98,26 @@ export class ResponseCache {
     return removed;
   }
 
+  /**
+   * Whether another process committed to the database since the last look; if so, everything held
+   * may be stale and is dropped: a process purges by tag only what its own writes change.
+   */
+  #writtenElsewhere(): boolean {
+    const version = this.#dataVersion();
+    if (version === this.#version) return false;
+    const first = this.#version === undefined;
+    this.#version = version;
+    if (first) return false;
+    this.#epoch++;
+    const removed = this.#store?.entries ?? 0;
+    this.#store?.clear();
+    this.#metrics.purged("elsewhere", removed, true);
+    return true;
+  }
+
   #keep(key: string, entry: CacheEntry, epoch: unknown): MissReason {
     if (!this.#store) return "off";
-    if (epoch !== this.#epoch) return "raced";
+    if (this.#writtenElsewhere() || epoch !== this.#epoch) return "raced";
     return this.#store.set(key, entry) ? "absent" : "too_large";
   }
 

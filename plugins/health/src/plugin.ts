@@ -42,10 +42,12 @@ export const health = definePlugin<HealthOptions>({
       refuseReservedNames(ctx.kernel.components());
       await usage.rescan().catch((error: unknown) => ctx.captureError(error, { task: "storage-scan" }));
     });
-    ctx.schedule("wal-upkeep", { everyMs: options.wal.checkIntervalMs }, async () => {
+    // Both in every process sharing the database: each reports its own WAL upkeep and counts its own usage.
+    ctx.schedule("wal-upkeep", { everyMs: options.wal.checkIntervalMs, everyProcess: true }, async () => {
       await upkeep.tick();
     });
-    ctx.schedule("storage-rescan", { everyMs: options.storage.rescanIntervalMs, jitterMs: 1000 }, () => usage.rescan());
+    const rescan = { everyMs: options.storage.rescanIntervalMs, jitterMs: 1000, everyProcess: true };
+    ctx.schedule("storage-rescan", rescan, () => usage.rescan());
 
     registerProbeRoutes(inspector);
     registerComponentRoutes(inspector, upkeep);

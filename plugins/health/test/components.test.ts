@@ -182,7 +182,7 @@ describe("/health/workers", () => {
     expect(busy.body).toMatchObject({
       status: "degraded",
       queue_depth: 3,
-      workers: [{ queue: "unhandled", queued: 3, dead_letter: 0 }],
+      workers: [{ queue: "unhandled", queued: 3, dead_letter: 0, worked_here: false }],
     });
   });
 
@@ -192,7 +192,9 @@ describe("/health/workers", () => {
       setup: (ctx) => ctx.queue("mail").process(async () => undefined),
     });
     t = await createTestVellum({ plugins: [health(), worker()] });
-    expect((await get("/health/workers")).body.workers).toEqual([{ queue: "worker:mail", queued: 0, dead_letter: 0 }]);
+    expect((await get("/health/workers")).body.workers).toEqual([
+      { queue: "worker:mail", queued: 0, dead_letter: 0, worked_here: true },
+    ]);
   });
 
   it("counts jobs that exhausted their retries as dead letters", async () => {

@@ -125,6 +125,7 @@ describe("/health/security", () => {
         lockout_enabled: true,
         lockouts_active: 0,
         trust_proxy: false,
+        counter_store: { kind: "memory", shared: false, state: "ok" },
       },
       lockout: { max_failures: 10, window_seconds: 600, duration_seconds: 900 },
     });

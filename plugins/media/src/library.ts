@@ -1,4 +1,4 @@
-import { readdir, rm } from "node:fs/promises";
+import { readdir, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { ArticlesService, H3Event, StorageQuotaService, VellumPluginContext } from "@vellum/core";
 import { ApiError, publicPath, ulidFactory } from "@vellum/core";
@@ -9,6 +9,12 @@ import { type CleanupResult, findOrphans } from "./orphans.js";
 import { MIME_OF, type MediaKind, sniffKind } from "./sniff.js";
 import type { MediaStore } from "./store.js";
 import type { MediaItemsTable, MediaTables } from "./tables.js";
+
+/**
+ * How long a stored file or a work entry must have been left untouched before a start may take it
+ * for a crash's leftover: younger ones may belong to an upload another process is taking.
+ */
+const SETTLE_MS = 10 * 60_000;
 import { receiveUpload } from "./upload.js";
 
 const nextMediaId = ulidFactory();
@@ -162,18 +168,30 @@ export class MediaLibrary {
    * At start: the files and the rows agree again after a crash. A file without a row (published,
    * then the process died before the insert) is removed; a row without a file (lost outside
    * Vellum) is removed and reported; leftovers in the work dir go. Returns what was fixed.
+   *
+   * Another process may serve the data dir meanwhile, with uploads in flight: files and work
+   * entries written in the last {@link SETTLE_MS} are left alone (an upload's file is published just
+   * before its row commits), and the rows are read before the files, so an upload that commits
+   * between the two reads is never taken for a row without a file.
    */
   async reconcile(): Promise<{ files: number; rows: number }> {
     const { ctx, store, workDir } = this.#deps;
-    await Promise.all(
-      (await readdir(workDir)).map((name) => rm(join(workDir, name), { force: true, recursive: true })),
-    );
-    const files = new Map((await store.list()).map((file) => [file.name, file.size]));
+    const settledBefore = Date.now() - SETTLE_MS;
+    for (const name of await readdir(workDir)) {
+      const path = join(workDir, name);
+      const modified = await stat(path).then(
+        (entry) => entry.mtimeMs,
+        () => 0,
+      );
+      if (modified < settledBefore) await rm(path, { force: true, recursive: true });
+    }
     const rows = await ctx.db.selectFrom("media_items").select(["id", "file"]).execute();
+    const stored = await store.list();
+    const files = new Set(stored.map((file) => file.name));
     const known = new Set(rows.map((row) => row.file));
     let strayFiles = 0;
-    for (const name of files.keys()) {
-      if (known.has(name)) continue;
+    for (const { name, modifiedMs } of stored) {
+      if (known.has(name) || modifiedMs >= settledBefore) continue;
       await store.remove(name);
       strayFiles++;
     }

@@ -19,8 +19,14 @@ export interface MediaStore {
   /** Streams the file, or bytes `start` to `end` (inclusive) of it. */
   read(name: string, range?: { start: number; end: number }): Readable;
   remove(name: string): Promise<void>;
-  /** Every stored file with its size. */
-  list(): Promise<Array<{ name: string; size: number }>>;
+  /** Every stored file with its size and when it was last written (epoch ms). */
+  list(): Promise<StoredFile[]>;
+}
+
+export interface StoredFile {
+  name: string;
+  size: number;
+  modifiedMs: number;
 }
 
 async function fsync(path: string): Promise<void> {
@@ -68,11 +74,14 @@ export class FsMediaStore implements MediaStore {
     await rm(this.#path(name), { force: true });
   }
 
-  async list(): Promise<Array<{ name: string; size: number }>> {
+  async list(): Promise<StoredFile[]> {
     const entries = await readdir(this.#dir, { withFileTypes: true });
     const files = entries.filter((entry) => entry.isFile() && STORED_NAME.test(entry.name));
     return Promise.all(
-      files.map(async (entry) => ({ name: entry.name, size: (await stat(join(this.#dir, entry.name))).size })),
+      files.map(async (entry) => {
+        const { size, mtimeMs } = await stat(join(this.#dir, entry.name));
+        return { name: entry.name, size, modifiedMs: mtimeMs };
+      }),
     );
   }
 }

@@ -3,6 +3,7 @@ import { listen, type VellumServer } from "@vellum/core/node";
 import { defineCommand } from "citty";
 import { ensureApiKey } from "../api-key.js";
 import type { CliContext } from "../cli-context.js";
+import { counterStore } from "../counter-store.js";
 import { watchLauncher } from "../launcher.js";
 import { loadSettings, toVellumConfig } from "../settings.js";
 import { addressArgs, addressFlags } from "./args.js";
@@ -23,7 +24,10 @@ export function serveCommand(ctx: CliContext) {
         announce: ctx.print,
       });
       const csrfSecret = config.security?.csrfSecret ?? (await loadOrCreateSecret(config.dataDir, "csrf-secret"));
-      const vellum = createVellum(toVellumConfig(settings, ctx, { apiKey: key, csrfSecret }));
+      const vellumConfig = toVellumConfig(settings, ctx, { apiKey: key, csrfSecret });
+      const rateLimitStore = counterStore(config.redisUrl, ctx.logger);
+      if (rateLimitStore) vellumConfig.security = { ...vellumConfig.security, rateLimitStore };
+      const vellum = createVellum(vellumConfig);
       let server: VellumServer;
       try {
         await vellum.ready();

@@ -147,14 +147,17 @@ export class MigrationRunner {
         if (applied.has(name)) continue;
         const migration = set[name] as Migration;
         try {
-          await this.#db.transaction().execute(async (trx) => {
+          const ran = await this.#db.transaction().execute(async (trx) => {
+            // Another process starting on the same database may have applied it since `applied` was read.
+            if (await trx.selectFrom(table).select("name").where("name", "=", name).executeTakeFirst()) return false;
             await migration.up(trx);
             await trx
               .insertInto(table)
               .values({ name, checksum: migrationChecksum(name, migration), applied_at: new Date().toISOString() })
               .execute();
+            return true;
           });
-          results.push({ plugin, name, status: "applied" });
+          if (ran) results.push({ plugin, name, status: "applied" });
         } catch (cause) {
           const reason = cause instanceof Error ? cause.message : String(cause);
           results.push({ plugin, name, status: "failed", error: reason });

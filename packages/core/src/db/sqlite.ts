@@ -2,6 +2,7 @@ import { statSync } from "node:fs";
 import type BetterSqlite3Module from "better-sqlite3";
 import { Kysely, type LogEvent, SqliteDialect, sql } from "kysely";
 import { VellumError } from "../errors/vellum-error.js";
+import { withImmediateBegin } from "./immediate-begin.js";
 import { withRollbackGuard } from "./rollback-guard.js";
 import { withStatementCache } from "./statement-cache.js";
 import type { DatabaseDamage, DatabaseOps, QueryListener, SqliteOptions, VellumDatabase } from "./types.js";
@@ -11,7 +12,8 @@ type BetterSqlite3 = typeof BetterSqlite3Module;
 /** Pages in the WAL after which a commit runs SQLite's automatic (PASSIVE) checkpoint. */
 export const WAL_AUTOCHECKPOINT_PAGES = 1000;
 
-async function loadDriver(): Promise<BetterSqlite3> {
+/** better-sqlite3, loaded on demand: a missing native addon is a clear error, not a failed import. */
+export async function loadDriver(): Promise<BetterSqlite3> {
   try {
     const mod = await import("better-sqlite3");
     return (mod.default ?? mod) as BetterSqlite3;
@@ -49,10 +51,11 @@ export async function openSqlite(options: SqliteOptions, onQuery?: QueryListener
   const log =
     onQuery && ((event: LogEvent) => onQuery({ sql: event.query.sql, durationMs: event.queryDurationMillis }));
   const kysely = new Kysely({
-    dialect: new SqliteDialect({ database: withRollbackGuard(withStatementCache(raw), raw) }),
+    dialect: new SqliteDialect({ database: withImmediateBegin(withRollbackGuard(withStatementCache(raw), raw)) }),
     ...(log && { log }),
   });
   const memory = options.path === ":memory:";
+  const dataVersion = raw.prepare("PRAGMA data_version").pluck();
   let damage: DatabaseDamage | undefined;
 
   const ops: DatabaseOps = {
@@ -70,6 +73,7 @@ export async function openSqlite(options: SqliteOptions, onQuery?: QueryListener
     },
     sizeBytes: () => (memory ? 0 : fileSize(options.path) + fileSize(`${options.path}-wal`)),
     isOpen: () => raw.open,
+    dataVersion: () => dataVersion.get() as number,
     damage: () => damage,
     withDeferredSync(work) {
       if (synchronous === "NORMAL") return work(kysely);

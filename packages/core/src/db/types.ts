@@ -19,6 +19,12 @@ export interface DatabaseOps {
   sizeBytes(): number;
   isOpen(): boolean;
   /**
+   * A number that changes when another connection (another process sharing the database) commits,
+   * and never for this instance's own commits (SQLite's `data_version`): how a process learns that
+   * what it keeps in memory may be stale.
+   */
+  dataVersion(): number;
+  /**
    * The damage a query of this process met in the database file (`SQLITE_CORRUPT`,
    * `SQLITE_NOTADB`), or undefined. It stays until the process stops: a damaged file does not
    * mend itself; an operator restores it from a backup and restarts.

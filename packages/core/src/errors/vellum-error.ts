@@ -120,6 +120,11 @@ export const CoreErrors = {
     "VELLUM_CONFIG_INVALID",
     (path: string, reason: string) => `invalid configuration at ${path}: ${reason}`,
   ),
+  jobsTaken: createErrorType(
+    "VELLUM_QUEUE_JOBS_TAKEN",
+    (queue: string) =>
+      `jobs of queue '${queue}' were applied by another process while this one applied them; its batch was rolled back`,
+  ),
   notReady: createErrorType("VELLUM_NOT_READY", (what: string) => `${what} is not available before ready()`),
   closed: createErrorType("VELLUM_CLOSED", (what: string) => `${what} was called after close()`),
 } as const;

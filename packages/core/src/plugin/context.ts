@@ -16,6 +16,7 @@ import type { PluginQueue } from "../queue/plugin-queue.js";
 import type { QueueStats } from "../queue/types.js";
 import type { ScheduleOptions } from "../scheduler.js";
 import type { LockoutOptions } from "../security/lockout.js";
+import type { RateLimitStoreStatus } from "../security/rate-limit.js";
 import type { VellumServices } from "../services.js";
 import type { CommandHandler } from "./commands.js";
 
@@ -30,8 +31,11 @@ export interface KernelInfo {
   routes(): readonly RouteRecord[];
   /** The health components plugins registered (`ctx.healthComponent`). */
   components(): readonly RegisteredComponent[];
-  /** Every queue of every plugin: jobs waiting and dead, and the queues that have a worker. */
-  jobs: { stats(): Promise<QueueStats[]>; queues(): string[] };
+  /**
+   * Every queue of every plugin: jobs waiting and dead, the queues that have a worker, and whether
+   * this process works a queue now (with several processes on one database, one of them does).
+   */
+  jobs: { stats(): Promise<QueueStats[]>; queues(): string[]; workedHere(queue: string): boolean };
   security: {
     apiKeyConfigured: boolean;
     apiKeyStrong: boolean;
@@ -40,6 +44,8 @@ export interface KernelInfo {
     trustProxy: TrustProxyDescription;
     lockout: LockoutOptions;
     activeLockouts(): Promise<number>;
+    /** Where rate-limit and lockout counters live (`security.rateLimitStore`) and how that store is doing. */
+    counterStore(): RateLimitStoreStatus;
     /**
      * Checks the key (Bearer or `X-API-Key`) for routes that authenticate themselves, with the same
      * lockout accounting as writes: a wrong key counts as a failure, a locked-out client is refused.

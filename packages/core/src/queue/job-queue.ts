@@ -4,6 +4,7 @@ import { PreparedInsert } from "../db/prepared.js";
 import type { AnyDb, AnyTransaction, JobsTable } from "../db/types.js";
 import type { Writes } from "../db/write.js";
 import { VellumError } from "../errors/vellum-error.js";
+import type { Leases } from "../leases/leases.js";
 import { ulidFactory } from "../ids.js";
 import { JOBS_TABLE } from "./migrations.js";
 import type {
@@ -46,7 +47,21 @@ export interface JobQueueOptions {
   deferSync?: <T>(work: (connection: AnyDb) => Promise<T>) => Promise<T>;
   logger: ConsolaInstance;
   onError: QueueErrorHandler;
+  /** With several processes on one database, each queue is worked by the one holding its lease (`queueLease`). */
+  leases?: Leases;
+  /**
+   * `DatabaseOps.dataVersion`: with it, the queues this process works look for new jobs within
+   * {@link FOREIGN_LOOK_MS} of another process committing some (say, a create it accepted), instead
+   * of at their next poll.
+   */
+  dataVersion?: () => number;
 }
+
+/** How often a process checks whether another one committed to the database (jobs it may have enqueued). */
+const FOREIGN_LOOK_MS = 25;
+
+/** The lease that lets a process work `queue`. */
+export const queueLease = (queue: string) => `queue:${queue}`;
 
 /**
  * The kernel's durable job queue, kept in the `_vellum_jobs` table. Each queue name is its own
@@ -65,6 +80,7 @@ export class JobQueue {
   readonly #insert: PreparedInsert;
   readonly #pruner: AppliedJobsPruner;
   #started = false;
+  #foreignLook: NodeJS.Timeout | undefined;
 
   constructor(options: JobQueueOptions) {
     this.#options = options;
@@ -131,7 +147,18 @@ export class JobQueue {
     this.#workers.set(queue, worker);
     if (options.appliedAfterPrune) this.#appliedAfterPrune.set(queue, options.appliedAfterPrune);
     if (options.retainAppliedMs !== undefined) this.#retention.set(queue, options.retainAppliedMs);
-    if (this.#started) worker.start();
+    this.#options.leases?.watch(queueLease(queue), {
+      acquired: () => {
+        if (this.#started) worker.start();
+      },
+      lost: () => worker.stop(),
+    });
+    if (this.#mayWork(queue)) worker.start();
+  }
+
+  /** Started, and (with leases) holding the queue's lease. */
+  #mayWork(queue: string): boolean {
+    return this.#started && (this.#options.leases?.holds(queueLease(queue)) ?? true);
   }
 
   /** Applies queued job `id` of `queue` now, in its own write, ahead of the worker; false when it is not queued. */
@@ -147,11 +174,29 @@ export class JobQueue {
 
   start(): void {
     this.#started = true;
-    for (const worker of this.#workers.values()) worker.start();
+    for (const [queue, worker] of this.#workers) if (this.#mayWork(queue)) worker.start();
+    const dataVersion = this.#options.dataVersion;
+    if (dataVersion && !this.#foreignLook) {
+      let seen: number | undefined;
+      this.#foreignLook = setInterval(() => {
+        let version: number;
+        try {
+          version = dataVersion();
+        } catch {
+          return; // a failing disk or a closing database: the workers' own looks report it
+        }
+        if (seen !== undefined && version !== seen)
+          for (const [queue, worker] of this.#workers) if (this.#mayWork(queue)) worker.notify();
+        seen = version;
+      }, FOREIGN_LOOK_MS);
+      this.#foreignLook.unref();
+    }
   }
 
   async stop(): Promise<void> {
     this.#started = false;
+    clearInterval(this.#foreignLook);
+    this.#foreignLook = undefined;
     await Promise.all([...this.#workers.values()].map((worker) => worker.stop()));
   }
 
@@ -161,6 +206,11 @@ export class JobQueue {
 
   queues(): string[] {
     return [...this.#workers.keys()];
+  }
+
+  /** Whether this process works `queue` now: it has its handler, runs, and holds the queue's lease. */
+  workedHere(queue: string): boolean {
+    return this.#workers.has(queue) && this.#mayWork(queue);
   }
 
   async get(id: string): Promise<JobRecord | undefined> {

@@ -1,4 +1,5 @@
-import type { JobsTable } from "../db/types.js";
+import type { AnyDb, JobsTable } from "../db/types.js";
+import { JOBS_TABLE } from "./migrations.js";
 import type { JobRecord, JobStatus } from "./types.js";
 
 /** A row of the job table as the queue hands it out: the payload parsed, numbers as numbers. */
@@ -17,4 +18,26 @@ export function toJobRecord(row: JobsTable): JobRecord {
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
+}
+
+/**
+ * Marks `jobs` of `queue` applied if they are still queued; returns how many were. The queue as
+ * well: with (queue, status, id) SQLite seeks each id. With `id IN (…)` and the status alone, for
+ * five ids or more it chose (status, queue) and walked every queued job of every queue: marking a
+ * batch of creates applied grew with a webhook backlog.
+ */
+export async function markApplied(executor: AnyDb, queue: string, jobs: readonly JobRecord[]): Promise<number> {
+  if (jobs.length === 0) return 0;
+  const result = await executor
+    .updateTable(JOBS_TABLE)
+    .set({ status: "applied", updated_at: new Date().toISOString(), payload: "null" })
+    .where("queue", "=", queue)
+    .where("status", "=", "queued")
+    .where(
+      "id",
+      "in",
+      jobs.map((job) => job.id),
+    )
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }

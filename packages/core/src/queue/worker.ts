@@ -6,8 +6,9 @@ import type { AnyDb, JobsTable } from "../db/types.js";
 import { inSavepoint, RequiredFlushError, rethrowIfLost } from "../db/write.js";
 import { storageFailure } from "../errors/storage-failure.js";
 import { defaultBackoffMs, errorMessage, type JobFailure, publicJobErrorCode } from "./job-error.js";
-import { toJobRecord } from "./job-row.js";
-import type { JobQueueOptions } from "./job-queue.js";
+import { markApplied, toJobRecord } from "./job-row.js";
+import { type JobQueueOptions, queueLease } from "./job-queue.js";
+import { CoreErrors } from "../errors/vellum-error.js";
 import { JOBS_TABLE } from "./migrations.js";
 import type { WritePressure } from "./write-pressure.js";
 import type { DeliveryHandler, JobRecord, ProcessOptions, TransactionalHandler } from "./types.js";
@@ -175,12 +176,15 @@ export class QueueWorker {
     this.#timer.unref();
   }
 
-  /** Applies the due jobs (or starts their deliveries); returns how long to wait before looking again. */
+  /**
+   * Applies the due jobs (or starts their deliveries) unless another process may have taken the
+   * queue over (this one could not renew its lease); returns how long to wait before looking again.
+   */
   async #tick(): Promise<number> {
     const now = Date.now();
     const { db } = this.#shared;
     const free = this.#concurrency - this.#inFlight.size;
-    if (free <= 0) return this.#pollMs;
+    if (free <= 0 || this.#shared.leases?.holds(queueLease(this.#queue)) === false) return this.#pollMs;
     // Deliveries yield to queued writes being applied (`WritePressure`), for a while at a time.
     const yieldMs = this.#transactional ? 0 : this.#pressure.wait(this.#lastStartAt, now);
     if (yieldMs > 0) {
@@ -269,7 +273,8 @@ export class QueueWorker {
             failures.push(await this.#recordFailure(trx, job, error));
           }
         }
-        await this.#markApplied(trx, applied);
+        // Applied by another process since this batch was read (its lease lapsed here): undo, read again.
+        if ((await markApplied(trx, this.#queue, applied)) < applied.length) throw CoreErrors.jobsTaken([this.#queue]);
       }),
     );
     await committed();
@@ -287,7 +292,7 @@ export class QueueWorker {
       if (row?.status !== "queued") return false;
       const job = toJobRecord(row as JobsTable);
       await handler(job, writes.bind(this.#owner, trx, scope));
-      await this.#markApplied(trx, [job]);
+      await markApplied(trx, this.#queue, [job]);
       return true;
     });
     await committed();
@@ -343,21 +348,6 @@ export class QueueWorker {
       return;
     }
     await this.#marks.mark(job.id, JSON.stringify(result ?? null), this.#inFlight.size <= 1);
-  }
-
-  async #markApplied(executor: AnyDb, jobs: readonly JobRecord[]): Promise<void> {
-    if (jobs.length === 0) return;
-    const ids = jobs.map((job) => job.id);
-    // The queue as well: with (queue, status, id) SQLite seeks each id. With `id IN (…)` and the
-    // status alone, for five ids or more it chose (status, queue) and walked every queued job of
-    // every queue: marking a batch of creates applied grew with a webhook backlog.
-    await executor
-      .updateTable(JOBS_TABLE)
-      .set({ status: "applied", updated_at: new Date().toISOString(), payload: "null" })
-      .where("queue", "=", this.#queue)
-      .where("status", "=", "queued")
-      .where("id", "in", ids)
-      .execute();
   }
 
   async #recordInterrupted(job: JobRecord, error: unknown): Promise<void> {

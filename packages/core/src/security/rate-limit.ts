@@ -1,9 +1,21 @@
 import { LRUCache } from "lru-cache";
 import { rateKey } from "./rate-key.js";
 
+/** Where a store keeps its counters and how it is doing (`/health/security`). */
+export interface RateLimitStoreStatus {
+  /** `memory`, `redis`, …. */
+  kind: string;
+  /** Whether every process of the deployment sees the same counters. */
+  shared?: boolean;
+  /** `degraded`: a shared store cannot be reached, and each process counts on its own meanwhile. */
+  state: "ok" | "degraded";
+  /** What is wrong, without secrets. */
+  detail?: string;
+}
+
 /**
- * Counters for rate limits and lockouts. The memory store serves one process; a Redis store with
- * the same interface will serve several (scale-out). Keys are namespaced: the text up to and
+ * Counters for rate limits and lockouts. The memory store serves one process; `@vellum/redis`'s
+ * store serves every process of a deployment. Keys are namespaced: the text up to and
  * including the first `:` (`rl:`, `authfail:`, `lock:`) is the key's namespace.
  */
 export interface RateLimitStore {
@@ -21,6 +33,8 @@ export interface RateLimitStore {
    * store does; a Redis store can keep a sorted set per namespace scored by expiry).
    */
   countFlags(prefix: string): Promise<number>;
+  /** How the store is doing; a store without it is reported as `custom`. */
+  status?(): RateLimitStoreStatus;
   close?(): Promise<void>;
 }
 
@@ -146,6 +160,10 @@ export class MemoryRateLimitStore implements RateLimitStore {
     let n = 0;
     for (const [key, entry] of this.#flags.entries()) if (key.startsWith(prefix) && entry.expiresAt > now) n++;
     return n;
+  }
+
+  status(): RateLimitStoreStatus {
+    return { kind: "memory", shared: false, state: "ok" };
   }
 
   async close() {

@@ -33,5 +33,7 @@ export async function restrictDataDir(dataDir: string, databasePath: string | un
       if (file.isFile()) await restrict(join(folder, file.name), 0o600);
     }
   }
-  if (databasePath) for (const suffix of ["", "-wal", "-shm"]) await restrict(`${databasePath}${suffix}`, 0o600);
+  if (databasePath)
+    for (const suffix of ["", "-wal", "-shm", ".leases", ".leases-wal", ".leases-shm"])
+      await restrict(`${databasePath}${suffix}`, 0o600);
 }

@@ -8,6 +8,7 @@ import { type WriteErrorReporter, Writes } from "../../src/db/write.js";
 import { VellumHookBus } from "../../src/hooks/hooks.js";
 import { JobQueue } from "../../src/queue/job-queue.js";
 import { queueMigrations } from "../../src/queue/migrations.js";
+import type { Leases } from "../../src/leases/leases.js";
 import type { DeliveryHandler, ProcessOptions, TransactionalHandler } from "../../src/queue/types.js";
 
 export type { AnyDb, AnyTransaction } from "../../src/db/types.js";
@@ -56,6 +57,10 @@ export interface JobQueueHarness {
 export interface JobQueueHarnessOptions {
   /** Also called with every error and report as it happens. */
   onFailure?: (failure: unknown) => void;
+  /** Work each queue only while holding its lease, as an instance does. */
+  leases?: Leases;
+  /** Look for jobs another connection committed, as an instance does (`DatabaseOps.dataVersion`). */
+  watchOtherConnections?: boolean;
 }
 
 /** A job queue on `database` wired as an instance wires it (batches commit with deferred sync). */
@@ -72,6 +77,8 @@ export function createJobQueue(database: VellumDatabase, options: JobQueueHarnes
     writes,
     deferSync: database.ops.withDeferredSync,
     logger: createConsola({ level: -999 }),
+    ...(options.leases && { leases: options.leases }),
+    ...(options.watchOtherConnections && { dataVersion: database.ops.dataVersion }),
     onError: (error, info) => {
       errors.push({ error, ...info });
       options.onFailure?.({ error, ...info });

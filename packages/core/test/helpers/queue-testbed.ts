@@ -12,6 +12,7 @@ import {
   type AnyTransaction,
   createJobQueue,
   type JobQueueHarness,
+  type JobQueueHarnessOptions,
   openQueueDatabase,
 } from "./job-queue.js";
 
@@ -35,7 +36,7 @@ export interface QueueTestbed {
   /** Opens (and migrates) the database at `path`, with an `effects` table for handlers to write to. */
   open(path: string): Promise<VellumDatabase>;
   /** A queue on `database`, stopped after the test. */
-  newQueue(database: VellumDatabase): JobQueueHarness;
+  newQueue(database: VellumDatabase, options?: JobQueueHarnessOptions): JobQueueHarness;
   /** A queue on a new database. */
   setup(): Promise<JobQueueHarness & { db: AnyDb; database: VellumDatabase }>;
 }
@@ -68,8 +69,8 @@ export function queueTestbed(): QueueTestbed {
         .execute();
       return database;
     },
-    newQueue(database) {
-      const harness = createJobQueue(database);
+    newQueue(database, options) {
+      const harness = createJobQueue(database, options);
       queues.push(harness.queue);
       return harness;
     },

@@ -99,7 +99,9 @@ export async function runBackup(scope: BackupScope): Promise<BackupOutcome> {
 /** Top-level entries of the data dir a generation does not hold (another plugin's own folder, say): said, not silent. */
 async function warnUnwalked(dataDir: string, logger: BackupScope["logger"]): Promise<void> {
   const known = new Set(["db", "backup", ".vellum", DATA_DIR_LOCK, ...WALKED_FOLDERS]);
-  const others = (await readdir(dataDir).catch(() => [] as string[])).filter((name) => !known.has(name));
+  const others = (await readdir(dataDir).catch(() => [] as string[])).filter(
+    (name) => !known.has(name) && !name.startsWith(`${DATA_DIR_LOCK}.`),
+  );
   if (others.length > 0)
     logger.warn(`backup: not part of a generation (unknown data dir entries): ${others.join(", ")}`);
 }

@@ -1,5 +1,5 @@
 import { type Stats } from "node:fs";
-import { lstat, readFile, stat } from "node:fs/promises";
+import { lstat, readdir, readFile, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { errnoCode, RestoreError } from "./errors.js";
 import { restoreNames, type RestoreNames } from "./names.js";
@@ -7,18 +7,22 @@ import { restoreNames, type RestoreNames } from "./names.js";
 /** The name of the lock a running Vellum holds in its data dir. */
 export const DATA_DIR_LOCK = ".vellum.lock";
 
+/** The lock file of one process (`.vellum.lock.<pid>`): several processes may serve one data dir. */
+export const processLockName = (pid: number) => `${DATA_DIR_LOCK}.${pid}`;
+
 /** What the preconditions found. */
 export interface RestoreTarget extends RestoreNames {
   /** Whether `dest` exists (a directory: anything else is refused). */
   destExists: boolean;
-  /** Set when `<dest>/.vellum.lock` exists but its process is gone. */
+  /** Set when `<dest>/.vellum.lock` (or a process's `.vellum.lock.<pid>`) exists but its process is gone. */
   staleLock: { pid: number } | undefined;
 }
 
 /**
  * §3.2 step 1 without the unlock: the parent of `dest` exists and is a directory, `dest` is not a
  * symlink (lstat) and, if it exists, is a directory, and no live process holds
- * `<dest>/.vellum.lock`. Refuses with `E_PRECONDITION` or `E_LOCKED` (exit 5); writes nothing.
+ * `<dest>/.vellum.lock` or a `.vellum.lock.<pid>` of its own. Refuses with `E_PRECONDITION` or
+ * `E_LOCKED` (exit 5); writes nothing.
  */
 export async function checkPreconditions(destInput: string): Promise<RestoreTarget> {
   const names = restoreNames(resolve(destInput));
@@ -37,7 +41,11 @@ export async function checkPreconditions(destInput: string): Promise<RestoreTarg
   if (destStat !== undefined && !destStat.isDirectory()) {
     throw new RestoreError("E_PRECONDITION", `${dest} exists and is not a directory`, { path: dest });
   }
-  const staleLock = destStat === undefined ? undefined : await checkLock(join(dest, DATA_DIR_LOCK));
+  let staleLock: RestoreTarget["staleLock"];
+  if (destStat !== undefined) {
+    const processLocks = (await readdir(dest)).filter((name) => name.startsWith(`${DATA_DIR_LOCK}.`));
+    for (const name of [DATA_DIR_LOCK, ...processLocks]) staleLock = (await checkLock(join(dest, name))) ?? staleLock;
+  }
   return { ...names, destExists: destStat !== undefined, staleLock };
 }
 

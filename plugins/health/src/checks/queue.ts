@@ -11,16 +11,18 @@ export interface QueueCheck {
   /** Whether the workers are running (between start and shutdown). */
   running: boolean;
   /** Every queue with a registered worker, plus any queue that still holds jobs without one. */
-  workers: Array<{ queue: string; queued: number; dead_letter: number }>;
+  workers: Array<{ queue: string; queued: number; dead_letter: number; worked_here: boolean }>;
 }
 
-function workerRows(registered: string[], rows: QueueStats[]): QueueCheck["workers"] {
+function workerRows(kernel: KernelInfo, rows: QueueStats[]): QueueCheck["workers"] {
+  const registered = kernel.jobs.queues();
   const byQueue = new Map(rows.map((r) => [r.queue, r]));
   const names = [...new Set([...registered, ...byQueue.keys()])].sort();
   return names.map((queue) => ({
     queue,
     queued: byQueue.get(queue)?.queued ?? 0,
     dead_letter: byQueue.get(queue)?.failed ?? 0,
+    worked_here: kernel.jobs.workedHere(queue),
   }));
 }
 
@@ -46,7 +48,7 @@ export async function checkQueue(
       queue_depth: depth,
       dead_letter: dead,
       running,
-      workers: workerRows(kernel.jobs.queues(), rows),
+      workers: workerRows(kernel, rows),
     };
   } catch (error) {
     log.failed("queue", error);

@@ -21,8 +21,16 @@ export async function security(kernel: KernelInfo) {
     /** Client addresses locked out of writes at this moment (null when the lockout store cannot be read). */
     lockouts_active: lockoutsActive,
     trust_proxy: s.trustProxy,
+    /** Where rate-limit and lockout counters live; `degraded` while a shared store cannot be reached. */
+    counter_store: s.counterStore(),
   };
-  const ok = s.apiKeyConfigured && s.apiKeyStrong && s.csrfEnabled && lockoutEnabled && lockoutsActive !== null;
+  const ok =
+    s.apiKeyConfigured &&
+    s.apiKeyStrong &&
+    s.csrfEnabled &&
+    lockoutEnabled &&
+    lockoutsActive !== null &&
+    checks.counter_store.state === "ok";
   return {
     status: ok ? "ok" : "degraded",
     checks,

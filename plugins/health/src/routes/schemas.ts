@@ -60,7 +60,16 @@ const Workers = Type.Object({
   queue_depth: Nullable(Count, "Jobs waiting, all queues together; null when the queue table cannot be read"),
   dead_letter: Nullable(Count, "Jobs in the dead-letter queue, all queues together"),
   running: Type.Boolean({ description: "Whether the workers are running" }),
-  workers: Type.Array(Type.Object({ queue: Type.String(), queued: Count, dead_letter: Count })),
+  workers: Type.Array(
+    Type.Object({
+      queue: Type.String(),
+      queued: Count,
+      dead_letter: Count,
+      worked_here: Type.Boolean({
+        description: "Whether this process works the queue now (several processes on one database: one of them)",
+      }),
+    }),
+  ),
 });
 
 const Disk = Type.Object({ total_bytes: Bytes, available_bytes: Bytes, used_ratio: Ratio });
@@ -144,6 +153,15 @@ const Security = Type.Object({
     trust_proxy: Type.Union([Type.Literal(false), Type.Integer({ minimum: 1 }), Type.Array(Type.String())], {
       description: "`false`, a number of proxy hops, or the trusted addresses and ranges",
     }),
+    counter_store: Type.Object(
+      {
+        kind: Type.String({ description: "`memory`, `redis`, or `custom`" }),
+        shared: Type.Optional(Type.Boolean({ description: "Whether every process sees the same counters" })),
+        state: Type.Enum(["ok", "degraded"]),
+        detail: Type.Optional(Type.String()),
+      },
+      { description: "Where rate-limit and lockout counters live; degraded while a shared store cannot be reached" },
+    ),
   }),
   lockout: Type.Object({
     max_failures: Count,

@@ -1,4 +1,4 @@
-import { collectForCommit, sql } from "@vellum/core";
+import { collectForCommit, readSnapshot, sql } from "@vellum/core";
 import { type Db, type GenerationRow, searchView } from "../../tables.js";
 import type {
   EngineStats,
@@ -8,7 +8,7 @@ import type {
   SearchRequest,
   WriteTransaction,
 } from "../types.js";
-import { createGeneration, isFreshBuild, listGenerations, liveState, markBroken } from "./generations.js";
+import { ensureActiveGeneration, isFreshBuild, listGenerations, liveState, markBroken } from "./generations.js";
 import { applyChanges, clearPending, type IndexChange, removeDocument, upsertDocument } from "./index-writes.js";
 import { rebuild } from "./rebuild.js";
 import { type GenerationTables, generationTables, LAYOUT } from "./schema.js";
@@ -108,7 +108,7 @@ export class Fts5Engine implements SearchEngine {
   async #read<T>(fn: (db: Db, t: GenerationTables, row: GenerationRow) => Promise<T>): Promise<T> {
     let generation: number | undefined;
     try {
-      return await this.#db.transaction().execute(async (trx) => {
+      return await readSnapshot(this.#db, async (trx) => {
         const { row, state } = await liveState(trx, false);
         if (state !== "ok" || !row) throw new IndexUnavailableError(state === "ok" ? "missing" : state);
         generation = row.generation;
@@ -138,8 +138,7 @@ export class Fts5Engine implements SearchEngine {
   }
 
   async ensureIndex(): Promise<void> {
-    const rows = await listGenerations(this.#db);
-    if (!rows.some((row) => row.state === "active")) await createGeneration(this.#db, "active");
+    await ensureActiveGeneration(this.#db);
   }
 
   async stats(): Promise<EngineStats> {

@@ -52,16 +52,29 @@ export async function touch(db: Db, generation: number, added: number, indexed: 
 
 /** Creates an empty generation in state `state`; its tables and its row commit together. */
 export async function createGeneration(db: Db, state: "active" | "building"): Promise<GenerationTables> {
-  return db.transaction().execute(async (trx) => {
-    const now = new Date().toISOString();
-    const inserted = await sql<{ generation: number }>`
-      INSERT INTO search_generations (state, layout, indexed_at, started_at, heartbeat_at)
-      VALUES (${state}, ${LAYOUT}, ${state === "active" ? now : null}, ${now}, ${now})
-      RETURNING generation`.execute(trx);
-    const tables = generationTables((inserted.rows[0] as Pick<GenerationRow, "generation">).generation);
-    await createGenerationTables(trx, tables);
-    return tables;
+  return db.transaction().execute((trx) => insertGeneration(trx, state));
+}
+
+/**
+ * Creates an empty live generation unless there is one. The look and the create are one write
+ * transaction, so two processes starting together on one database make one (before, the second
+ * failed to start on `UNIQUE constraint failed: search_generations.state`).
+ */
+export async function ensureActiveGeneration(db: Db): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    if (!(await activeGeneration(trx))) await insertGeneration(trx, "active");
   });
+}
+
+async function insertGeneration(trx: Db, state: "active" | "building"): Promise<GenerationTables> {
+  const now = new Date().toISOString();
+  const inserted = await sql<{ generation: number }>`
+    INSERT INTO search_generations (state, layout, indexed_at, started_at, heartbeat_at)
+    VALUES (${state}, ${LAYOUT}, ${state === "active" ? now : null}, ${now}, ${now})
+    RETURNING generation`.execute(trx);
+  const tables = generationTables((inserted.rows[0] as Pick<GenerationRow, "generation">).generation);
+  await createGenerationTables(trx, tables);
+  return tables;
 }
 
 /**

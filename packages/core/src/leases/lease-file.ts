@@ -1,0 +1,90 @@
+import { mkdirSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { Database } from "better-sqlite3";
+import { loadDriver } from "../db/sqlite.js";
+
+type DatabaseConstructor = Awaited<ReturnType<typeof loadDriver>>;
+
+/**
+ * Where the leases of the processes sharing a database live, beside it: the lease table
+ * (`<database>.leases`, commits that skip the disk sync: a power loss ends every holder anyway) and
+ * one liveness file per running holder (`<database>.holders/<id>`). A holder keeps an exclusive
+ * SQLite lock on its liveness file for as long as it runs, and the operating system drops that lock
+ * when the process ends, however it ends; so another process on this host tells a crashed holder
+ * from a live one by trying the lock, in containers and pid namespaces alike, with no pid to reuse.
+ * An in-memory database has no files: it has one process.
+ */
+export class LeaseFile {
+  /** The lease table's database. */
+  readonly table: Database;
+  readonly #Database: DatabaseConstructor;
+  readonly #holders: string | undefined;
+  #own: { id: string; lock: Database } | undefined;
+
+  private constructor(Database: DatabaseConstructor, databasePath: string) {
+    this.#Database = Database;
+    const memory = databasePath === ":memory:";
+    this.table = new Database(memory ? ":memory:" : `${databasePath}.leases`);
+    this.table.pragma("journal_mode = WAL");
+    this.table.pragma("synchronous = OFF");
+    this.table.pragma("busy_timeout = 5000");
+    this.#holders = memory ? undefined : `${databasePath}.holders`;
+  }
+
+  /** Opens the lease files of the database at `databasePath` (better-sqlite3 loaded on demand). */
+  static async open(databasePath: string): Promise<LeaseFile> {
+    return new LeaseFile(await loadDriver(), databasePath);
+  }
+
+  /** Takes this process's liveness lock as holder `id`. */
+  holdLiveness(id: string): void {
+    if (this.#holders === undefined || this.#own) return;
+    mkdirSync(this.#holders, { recursive: true, mode: 0o700 });
+    const lock = new this.#Database(join(this.#holders, id));
+    lock.pragma("journal_mode = MEMORY"); // no journal file beside it: the lock is all it is for
+    lock.exec("BEGIN EXCLUSIVE");
+    this.#own = { id, lock };
+  }
+
+  /** Whether holder `id` ran on this host and has ended: its liveness file is there and its lock is free. */
+  isGone(id: string): boolean {
+    if (this.#holders === undefined || id === this.#own?.id) return false;
+    let lock: Database;
+    try {
+      lock = new this.#Database(join(this.#holders, id), { fileMustExist: true });
+    } catch {
+      return false; // no file: a holder elsewhere, known only by its lease's expiry
+    }
+    try {
+      lock.pragma("busy_timeout = 0");
+      lock.exec("BEGIN IMMEDIATE");
+      lock.exec("ROLLBACK");
+      return true;
+    } catch {
+      return false;
+    } finally {
+      lock.close();
+    }
+  }
+
+  /** The holders that have a liveness file, live or gone. */
+  holders(): string[] {
+    return this.#holders === undefined ? [] : readdirSync(this.#holders);
+  }
+
+  /** Removes the liveness file of holder `id` (one that is gone). */
+  forget(id: string): void {
+    if (this.#holders !== undefined) rmSync(join(this.#holders, id), { force: true });
+  }
+
+  /** Ends this process's liveness lock and closes the lease table. */
+  close(): void {
+    const own = this.#own;
+    this.#own = undefined;
+    if (own) {
+      own.lock.close();
+      this.forget(own.id);
+    }
+    if (this.table.open) this.table.close();
+  }
+}

@@ -1,0 +1,1 @@
+export { RedisRateLimitStore, type RedisRateLimitStoreOptions } from "./rate-limit-store.js";
