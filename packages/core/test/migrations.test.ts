@@ -1,6 +1,8 @@
+import { mkdirSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { definePlugin, type Migration, migrationChecksum, migrationTableName, VellumError } from "../src/index.js";
 import { createTestVellum, type TestVellum } from "../src/testing/index.js";
@@ -103,6 +105,28 @@ describe("migrations", () => {
     open.push(t);
     const tables = await t.vellum.db().introspection.getTables();
     expect(tables.map((x) => x.name)).not.toContain("shelf_partial");
+  });
+
+  it("waits for another process holding the write lock longer than the busy timeout", async () => {
+    // As when two processes start together on a new database: the other one takes the write lock
+    // for migration after migration, longer in all than SQLite's busy timeout lets a statement wait.
+    const dir = await tempDir();
+    const path = join(dir, "db", "vellum.sqlite");
+    mkdirSync(join(dir, "db"), { recursive: true });
+    const other = new Database(path);
+    other.pragma("journal_mode = WAL");
+    other.exec("BEGIN IMMEDIATE");
+    const released = new Promise<void>((resolve) =>
+      setTimeout(() => {
+        other.exec("COMMIT");
+        other.close();
+        resolve();
+      }, 800),
+    );
+    const t = await boot({ "0001_create": createTable }, dir, { database: { sqlite: { path, busyTimeoutMs: 100 } } });
+    await released;
+    const applied = await t.vellum.db().selectFrom(migrationTableName("shelf")).select("name").execute();
+    expect(applied.map((r) => r.name)).toEqual(["0001_create"]);
   });
 
   it("refuses to start with pending migrations when migrate is off", async () => {

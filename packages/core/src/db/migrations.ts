@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { AnyDb } from "./types.js";
+import { storageFailure } from "../errors/storage-failure.js";
 import { CoreErrors } from "../errors/vellum-error.js";
 
 export interface Migration {
@@ -101,6 +102,26 @@ async function readApplied(db: AnyDb, plugin: string, create = true): Promise<Ap
 }
 
 /**
+ * How long, in all, a migration run waits for the write lock while another process holds it. Two
+ * processes starting together on one database both migrate it; SQLite's busy timeout gives up after
+ * a few seconds while the other keeps taking the lock for its next migration, so without this the
+ * later one could fail to start under load.
+ */
+const LOCKED_WAIT_MS = 60_000;
+
+/** Runs `step`, again after a short pause whenever the database is locked, until `deadline`. */
+async function whileLocked<T>(deadline: number, step: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      return await step();
+    } catch (error) {
+      if (storageFailure(error)?.kind !== "locked" || Date.now() >= deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 20 + Math.random() * 80));
+    }
+  }
+}
+
+/**
  * Per-plugin migrations kept in code. Each plugin has its own table `_vellum_migrations_<plugin>`
  * holding the name, a checksum of the migration's code and when it ran; names sort in order
  * (`NNNN_description`). Drift is an applied migration that is missing from the code or whose
@@ -135,33 +156,47 @@ export class MigrationRunner {
     return status;
   }
 
-  /** Applies pending migrations plugin by plugin (in the given order), each in its own transaction. */
+  /**
+   * Applies pending migrations plugin by plugin (in the given order), each in its own transaction;
+   * waits up to a minute for another process that holds the write lock (one migrating the same database).
+   */
   async migrate(order: string[]): Promise<MigrateOutcome> {
     const results: MigrationResult[] = [];
+    const deadline = Date.now() + LOCKED_WAIT_MS;
+    const failed = (plugin: string, name: string, cause: unknown): MigrateOutcome => {
+      const reason = cause instanceof Error ? cause.message : String(cause);
+      results.push({ plugin, name, status: "failed", error: reason });
+      return { results, error: CoreErrors.migrationFailed([plugin, name, reason], { plugin, cause }) };
+    };
     for (const plugin of order) {
       const set = this.#sets.get(plugin);
       if (!set) continue;
       const table = migrationTableName(plugin);
-      const applied = new Set((await readApplied(this.#db, plugin)).map((a) => a.name));
+      let applied: Set<string>;
+      try {
+        applied = new Set((await whileLocked(deadline, () => readApplied(this.#db, plugin))).map((a) => a.name));
+      } catch (cause) {
+        return failed(plugin, table, cause);
+      }
       for (const name of Object.keys(set).sort()) {
         if (applied.has(name)) continue;
         const migration = set[name] as Migration;
         try {
-          const ran = await this.#db.transaction().execute(async (trx) => {
-            // Another process starting on the same database may have applied it since `applied` was read.
-            if (await trx.selectFrom(table).select("name").where("name", "=", name).executeTakeFirst()) return false;
-            await migration.up(trx);
-            await trx
-              .insertInto(table)
-              .values({ name, checksum: migrationChecksum(name, migration), applied_at: new Date().toISOString() })
-              .execute();
-            return true;
-          });
+          const ran = await whileLocked(deadline, () =>
+            this.#db.transaction().execute(async (trx) => {
+              // Another process starting on the same database may have applied it since `applied` was read.
+              if (await trx.selectFrom(table).select("name").where("name", "=", name).executeTakeFirst()) return false;
+              await migration.up(trx);
+              await trx
+                .insertInto(table)
+                .values({ name, checksum: migrationChecksum(name, migration), applied_at: new Date().toISOString() })
+                .execute();
+              return true;
+            }),
+          );
           if (ran) results.push({ plugin, name, status: "applied" });
         } catch (cause) {
-          const reason = cause instanceof Error ? cause.message : String(cause);
-          results.push({ plugin, name, status: "failed", error: reason });
-          return { results, error: CoreErrors.migrationFailed([plugin, name, reason], { plugin, cause }) };
+          return failed(plugin, name, cause);
         }
       }
     }
