@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Server, startServer } from "./fuzz-support.js";
+import { type Server, startServer, writeHeadersFor } from "./fuzz-support.js";
 import { ARTICLES } from "./support.js";
 
 // Two `vellum serve` processes with SERVICE_REDIS_URL: rate-limit and lockout counters are kept in
@@ -18,6 +18,13 @@ if (!REDIS_URL)
 const API_KEY = "shared-counters-api-key-0123456789";
 /** A database of its own, so the lockout of 127.0.0.1 meets nothing another run left. */
 const DB = 9;
+
+const write = (url: string, key: string) =>
+  fetch(`${url}${ARTICLES}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ title: "x", content: "<p>x</p>" }),
+  });
 
 describe.skipIf(!REDIS_URL)("two vellum serve processes counting in Redis", () => {
   let dir: string;
@@ -49,13 +56,6 @@ describe.skipIf(!REDIS_URL)("two vellum serve processes counting in Redis", () =
     await rm(dir, { recursive: true, force: true });
   });
 
-  const write = (url: string, key: string) =>
-    fetch(`${url}${ARTICLES}`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ title: "x", content: "<p>x</p>" }),
-    });
-
   it("locks a client out of every process once its failed keys on all of them add up", async () => {
     const [a, b] = servers.map((server) => server.url) as [string, string];
     const security = async (url: string) =>
@@ -64,6 +64,10 @@ describe.skipIf(!REDIS_URL)("two vellum serve processes counting in Redis", () =
         checks: { lockouts_active: number; counter_store: { kind: string; shared: boolean; state: string } };
       };
     expect((await security(a)).checks.counter_store).toEqual({ kind: "redis", shared: true, state: "ok" });
+    const dependencies = (await (await fetch(`${a}/health/dependencies`)).json()) as {
+      dependencies: { counters: unknown };
+    };
+    expect(dependencies.dependencies.counters).toEqual({ status: "ok", kind: "redis" });
     // Nine wrong keys, spread over both processes: not locked out yet (the default is ten).
     for (let n = 0; n < 9; n++) expect((await write(n % 2 ? a : b, "wrong-key-0123456789abcdefgh")).status).toBe(401);
     expect((await security(b)).checks.lockouts_active).toBe(0);
@@ -77,5 +81,50 @@ describe.skipIf(!REDIS_URL)("two vellum serve processes counting in Redis", () =
       expect(view.checks.lockouts_active).toBe(1);
       expect(view.status).toBe("ok");
     }
+  });
+});
+
+describe("a vellum serve whose Redis does not answer", () => {
+  let dir: string;
+  let server: Server;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "vellum-counters-down-"));
+    // Port 1 on this host: nothing listens, every connection is refused.
+    const env = {
+      SERVICE_DATA_DIR: join(dir, "data"),
+      SERVICE_API_KEY: API_KEY,
+      SERVICE_REDIS_URL: "redis://127.0.0.1:1",
+    };
+    server = await startServer(dir, env);
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("serves, counts on its own, and says so in /health, /health/dependencies and the admin banner's line", async () => {
+    const create = await fetch(`${server.url}${ARTICLES}`, {
+      method: "POST",
+      headers: await writeHeadersFor(server.url, API_KEY),
+      body: JSON.stringify({ title: "Counted here", slug: "counted-here", content: "<p>x</p>" }),
+    });
+    expect(create.status).toBe(202);
+    const dependencies = (await (await fetch(`${server.url}/health/dependencies`)).json()) as {
+      status: string;
+      dependencies: { counters: { status: string; kind: string; detail: string; summary: string } };
+    };
+    expect(dependencies.status).toBe("degraded");
+    expect(dependencies.dependencies.counters).toMatchObject({
+      status: "degraded",
+      kind: "redis",
+      summary: "redis does not answer; each process counts on its own",
+    });
+    expect(dependencies.dependencies.counters.detail).toContain("127.0.0.1:1");
+    const health = (await (await fetch(`${server.url}/health`)).json()) as { components: Record<string, string> };
+    expect(health.components.counters).toBe("degraded");
+    // Still ready: requests are served and counted, per process.
+    expect((await fetch(`${server.url}/health/ready`)).status).toBe(200);
   });
 });

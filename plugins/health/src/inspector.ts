@@ -1,5 +1,6 @@
 import type { RegisteredComponent, VellumPluginContext } from "@vellum/core";
 import { checkComponent, checkComponents, type ComponentResult, type ComponentResults } from "./checks/components.js";
+import { checkCounters, type CountersCheck } from "./checks/counters.js";
 import { checkDatabase, type DatabaseCheck } from "./checks/database.js";
 import { checkMigrations, type MigrationsCheck } from "./checks/migrations.js";
 import { checkQueue, type QueueCheck } from "./checks/queue.js";
@@ -13,6 +14,8 @@ export interface Overview {
   storage: StorageCheck;
   queue: QueueCheck;
   migrations: MigrationsCheck;
+  /** Present when rate-limit and lockout counters live in a store shared by every process. */
+  counters: CountersCheck | undefined;
   components: ComponentResults;
 }
 
@@ -68,7 +71,7 @@ export class Inspector {
       this.migrations(),
       this.components(),
     ]);
-    return { db, storage, queue, migrations, components };
+    return { db, storage, queue, migrations, counters: checkCounters(this.ctx.kernel), components };
   }
 }
 
@@ -84,6 +87,7 @@ export function componentStates(o: Overview, expected: readonly string[]): Recor
     queue: o.queue.state,
     migrations: o.migrations.state,
   };
+  if (o.counters) states.counters = o.counters.state;
   for (const name of expected) states[name] ??= "absent";
   for (const [name, result] of o.components) states[name] = result.state;
   return states;

@@ -11,6 +11,7 @@ export const RESERVED_NAMES: ReadonlySet<string> = new Set([
   "storage",
   "queue",
   "migrations",
+  "counters",
   "service",
   "live",
   "ready",

@@ -113,6 +113,17 @@ const Dependencies = Type.Object({
         dead_letter: Nullable(Count),
       }),
       migrations: Type.Object({ status: Migrations.properties.status, drift: Type.Boolean(), pending: Count }),
+      counters: Type.Optional(
+        Type.Object(
+          {
+            status: Type.Enum(["ok", "degraded"]),
+            kind: Type.String(),
+            detail: Type.Optional(Type.String()),
+            summary: Type.Optional(Type.String()),
+          },
+          { description: "Present when a store shared by every process keeps the rate-limit and lockout counters" },
+        ),
+      ),
     },
     {
       description: "Also every expected component (`absent`) and every registered one, with the detail it reports",
