@@ -23,6 +23,7 @@ describe("public exports", () => {
         "SLUG_PATTERN",
         "Type",
         "VellumError",
+        "acquireFileLock",
         "checkSettings",
         "checkSlug",
         "clientIp",

@@ -86,6 +86,14 @@ async function articleStatus(url: string, slug: string): Promise<number> {
   return res.status;
 }
 
+async function waitForStatus(url: string, slug: string, status: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while ((await articleStatus(url, slug)) !== status) {
+    if (Date.now() > deadline) throw new Error(`${slug} did not answer ${status} within 10 s`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 describe("SERVICE_RESTORE_FROM (§5 test 34)", () => {
   it("is ignored, and logged, when the data dir is not empty: nothing changes", async () => {
     const { parent, dataDir } = caseDir("not-empty");
@@ -171,6 +179,35 @@ describe("SERVICE_RESTORE_FROM (§5 test 34)", () => {
     expect((await bin.stop(second.child)).code).toBe(0);
     // No previous data dir was replaced, and no staging dir is left beside it.
     expect(readdirSync(parent)).toEqual(["data"]);
+  });
+
+  it.each([
+    ["a missing data dir", false],
+    ["an empty data dir", true],
+  ])("started twice at once on %s (cluster mode): restores once, and both serve it", async (_label, create) => {
+    const { parent, dataDir } = caseDir(create ? "together-empty" : "together-missing");
+    if (create) mkdirSync(dataDir);
+    const [a, b] = await Promise.all([
+      bin.serve(dataDir, { cwd, env: env(newer) }),
+      bin.serve(dataDir, { cwd, env: env(newer) }),
+    ]);
+    for (const { url } of [a, b]) expect(await articleStatus(url, "second-article")).toBe(200);
+    const outputs = [a, b].map(({ child }) => child.output());
+    expect(outputs.filter((output) => /restored generation/.test(output))).toHaveLength(1);
+    expect(outputs.filter((output) => /ignored: the data dir is not empty/.test(output))).toHaveLength(1);
+    // A write through one is read through the other: they share one data dir.
+    const headers = await childWriteHeaders(a.url);
+    const posted = await fetch(`${a.url}${ARTICLES}`, {
+      method: "POST",
+      headers: { ...headers, "content-type": "application/json" },
+      body: JSON.stringify({ title: "Written through a", slug: "through-a", content: "<p>a</p>" }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    expect(posted.status).toBe(202);
+    await posted.arrayBuffer();
+    await waitForStatus(b.url, "through-a", 200);
+    for (const { child } of [a, b]) expect((await bin.stop(child)).code).toBe(0);
+    expect(readdirSync(parent).filter((name) => name !== "data" && !name.startsWith(".data."))).toEqual([]);
   });
 
   it("given a directory whose newest generation is corrupt, restores the next older one", async () => {

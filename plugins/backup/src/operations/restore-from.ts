@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { mkdir, readdir, rename, rm, stat } from "node:fs/promises";
-import { dirname, join, resolve } from "node:path";
-import type { PluginOfflineContext } from "@vellum/core";
+import { basename, dirname, join, resolve } from "node:path";
+import { acquireFileLock, type FileLock, type PluginOfflineContext } from "@vellum/core";
 import { describeFailure } from "../failure.js";
 import type { BackupOptions } from "../options.js";
 import { listGenerations } from "../policy/index.js";
@@ -15,6 +15,9 @@ import { refuseNewerApp } from "../version.js";
  */
 const INSIDE = ".vellum-restore";
 
+/** The lock processes starting together on one data dir take turns on while one of them restores. */
+const LOCK = ".vellum-restore.lock";
+
 /**
  * The plugin's `prepare` step, before anything opens the data dir (backup-format.md §3.2):
  * 1. crash recovery of an interrupted restore swap (step 10), and of an interrupted
@@ -26,6 +29,36 @@ const INSIDE = ".vellum-restore";
  *    setting ignored (logged), so restarts never restore again.
  */
 export async function prepareBackupDataDir(ctx: PluginOfflineContext<BackupOptions>): Promise<void> {
+  const lock = await lockWhileRestoring(ctx);
+  try {
+    await prepare(ctx);
+  } finally {
+    lock?.release();
+  }
+}
+
+/**
+ * Processes started together on one data dir (cluster mode) take turns while a restore may be under
+ * way: the first restores, the next finds the data dir filled (checked again under the lock) and
+ * leaves it alone. The lock is inside the data dir when it exists, else beside it (where the restore
+ * creates it), and only taken when a restore may run or is unfinished: a data dir that is in use
+ * needs none, so its parent need not be writable.
+ */
+async function lockWhileRestoring(ctx: PluginOfflineContext<BackupOptions>): Promise<FileLock | undefined> {
+  const { dataDir, options, logger } = ctx;
+  const entries = existsSync(dataDir) ? await readdir(dataDir) : undefined;
+  const unfinished = entries?.includes(INSIDE) ?? false;
+  const filled = entries !== undefined && entries.some((name) => name !== LOCK);
+  if (!unfinished && (filled || !options.restoreFrom)) return undefined;
+  const parent = dirname(dataDir);
+  if (!entries) await mkdir(parent, { recursive: true, mode: 0o700 });
+  const path = entries ? join(dataDir, LOCK) : join(parent, `.${basename(dataDir)}.restore.lock`);
+  return acquireFileLock(path, {
+    onWait: () => logger.info("another process is preparing this data dir (a restore at start); waiting for it"),
+  });
+}
+
+async function prepare(ctx: PluginOfflineContext<BackupOptions>): Promise<void> {
   const { dataDir, options, logger } = ctx;
   if (existsSync(dirname(dataDir))) {
     const recovery = await recoverRestores(dataDir);
@@ -33,7 +66,7 @@ export async function prepareBackupDataDir(ctx: PluginOfflineContext<BackupOptio
   }
   await finishInsideRestore(dataDir, ctx.logger);
   if (!options.restoreFrom) return;
-  const existing = existsSync(dataDir) ? await readdir(dataDir) : undefined;
+  const existing = existsSync(dataDir) ? (await readdir(dataDir)).filter((name) => name !== LOCK) : undefined;
   if (existing && existing.length > 0) {
     logger.info("SERVICE_RESTORE_FROM ignored: the data dir is not empty");
     return;
