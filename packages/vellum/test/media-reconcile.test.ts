@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -66,5 +67,48 @@ describe("media reconcile with two processes on one data dir", () => {
     expect(stored).toContain(strayName(2));
     expect(await readdir(work)).toEqual(["upload-in-flight"]);
     for (const server of [first, second]) expect((await fetch(`${server.url}${item.url}`)).status).toBe(200);
+  }, 60_000);
+});
+
+describe("the storage quota with two processes on one data dir", () => {
+  it("counts what the other process stored: uploads through both stop at the quota, not at twice it", async () => {
+    const quotaBytes = 0.02 * 1024 ** 3; // STORAGE_QUOTA_GB=0.02: about 21 MB
+    const quotaEnv = {
+      SERVICE_DATA_DIR: join(dir, "quota-data"),
+      SERVICE_API_KEY: API_KEY,
+      STORAGE_QUOTA_GB: "0.02",
+      MEDIA_ALLOW_PDF: "true",
+    };
+    const pair = [await startServer(dir, quotaEnv), await startServer(dir, quotaEnv)];
+    servers.push(...pair);
+    const headers = await Promise.all(
+      pair.map(async (server) => {
+        const h = await writeHeadersFor(server.url, API_KEY);
+        delete h["content-type"];
+        return h;
+      }),
+    );
+    const MIB = 1024 * 1024;
+    let stored = 0;
+    let refused: number | undefined;
+    // 1 MiB documents (stored as they are), through each process in turn, until one is refused.
+    for (let n = 0; n < 50 && refused === undefined; n++) {
+      const form = new FormData();
+      const pdf = Buffer.concat([Buffer.from("%PDF-1.4\n"), randomBytes(MIB - 9)]);
+      form.append("file", new Blob([new Uint8Array(pdf)], { type: "application/pdf" }), `doc-${n}.pdf`);
+      const server = n % 2;
+      const res = await fetch(`${pair[server]?.url}/api/v1/media`, {
+        method: "POST",
+        headers: headers[server],
+        body: form,
+      });
+      await res.arrayBuffer();
+      if (res.status === 201) stored += MIB;
+      else refused = res.status;
+    }
+    expect(refused).toBe(507);
+    // Without counting the other's uploads, each process let in nearly the whole quota: about twice it in all.
+    expect(stored).toBeLessThanOrEqual(quotaBytes);
+    expect(stored).toBeGreaterThan(quotaBytes / 2);
   }, 60_000);
 });

@@ -105,13 +105,16 @@ export class StorageUsage {
 
   /**
    * Takes a plugin's own total for `folder` (`storage:accounted`) in place of walking it; the walk
-   * that follows leaves it out, so it is never counted twice.
+   * that follows the first one leaves it out, so it is never counted twice. A later total for the
+   * same folder replaces the one before, without a walk.
    */
   account(folder: string, bytes: number): Promise<void> {
     if (!/^[a-z0-9][a-z0-9_-]{0,63}$/.test(folder) || folder === "db" || !Number.isFinite(bytes)) {
       return Promise.resolve();
     }
+    const known = this.#accounted.has(folder);
     this.#accounted.set(folder, Math.max(0, bytes));
+    if (known) return Promise.resolve();
     return this.#scan ? this.#scan.then(() => this.rescan()) : this.rescan();
   }
 

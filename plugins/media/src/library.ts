@@ -101,6 +101,7 @@ export class MediaLibrary {
 
   /** `POST /api/v1/media`: the item, and whether it is new (201) or was there (200). */
   async upload(event: H3Event): Promise<{ created: boolean; item: MediaItem }> {
+    if (this.#deps.quota()) await this.account();
     const upload = await receiveUpload(event, this.#deps.workDir, this.#limit());
     try {
       if (upload.bytes === 0) throw new ApiError("unsupported_media_type", "The file is empty.");
@@ -224,6 +225,18 @@ export class MediaLibrary {
   }
 
   /** Items and their stored bytes (the accounting `/health/media` reports). */
+  /**
+   * Gives the storage accounting the media folder's bytes by its rows (`storage:accounted`): at
+   * start, and before each upload, so what other processes on this data dir stored counts toward
+   * the quota here too (each hears only its own `storage:changed`).
+   */
+  async account(): Promise<void> {
+    await this.#deps.ctx.hooks.callHook("storage:accounted", {
+      folder: "media",
+      bytes: (await this.totals()).stored_bytes,
+    });
+  }
+
   async totals(): Promise<{ items: number; stored_bytes: number }> {
     const row = await this.#deps.ctx.db
       .selectFrom("media_items")

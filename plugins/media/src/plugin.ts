@@ -49,7 +49,7 @@ export const media = definePlugin<MediaOptions, MediaTables>({
       if (fixed.files > 0)
         ctx.logger.warn(`removed ${fixed.files} media file(s) that had no item (an upload cut short)`);
       // From now on the storage accounting counts the media folder by these rows, not by walking it.
-      await ctx.hooks.callHook("storage:accounted", { folder: "media", bytes: (await library.totals()).stored_bytes });
+      await library.account();
     });
     ctx.onClose(() => decoders.close());
     // Once at start too, so an instance restarted more often than daily still cleans up.
