@@ -2,6 +2,7 @@ import { mkdirSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Database } from "better-sqlite3";
 import { loadDriver } from "../db/sqlite.js";
+import { acquireFileLock, type FileLock } from "./file-lock.js";
 
 type DatabaseConstructor = Awaited<ReturnType<typeof loadDriver>>;
 
@@ -19,7 +20,7 @@ export class LeaseFile {
   readonly table: Database;
   readonly #Database: DatabaseConstructor;
   readonly #holders: string | undefined;
-  #own: { id: string; lock: Database } | undefined;
+  #own: { id: string; lock: FileLock } | undefined;
 
   private constructor(Database: DatabaseConstructor, databasePath: string) {
     this.#Database = Database;
@@ -36,14 +37,11 @@ export class LeaseFile {
     return new LeaseFile(await loadDriver(), databasePath);
   }
 
-  /** Takes this process's liveness lock as holder `id`. */
-  holdLiveness(id: string): void {
+  /** Takes this process's liveness lock as holder `id` (its own file: nobody else takes it). */
+  async holdLiveness(id: string): Promise<void> {
     if (this.#holders === undefined || this.#own) return;
     mkdirSync(this.#holders, { recursive: true, mode: 0o700 });
-    const lock = new this.#Database(join(this.#holders, id));
-    lock.pragma("journal_mode = MEMORY"); // no journal file beside it: the lock is all it is for
-    lock.exec("BEGIN EXCLUSIVE");
-    this.#own = { id, lock };
+    this.#own = { id, lock: await acquireFileLock(join(this.#holders, id)) };
   }
 
   /** Whether holder `id` ran on this host and has ended: its liveness file is there and its lock is free. */
@@ -81,10 +79,7 @@ export class LeaseFile {
   close(): void {
     const own = this.#own;
     this.#own = undefined;
-    if (own) {
-      own.lock.close();
-      this.forget(own.id);
-    }
+    own?.lock.release();
     if (this.table.open) this.table.close();
   }
 }

@@ -78,7 +78,7 @@ export class Leases {
       ),
       release: table.prepare("DELETE FROM leases WHERE holder = ?"),
     };
-    file.holdLiveness(holderId(this.holder));
+    await file.holdLiveness(holderId(this.holder));
     this.#file = file;
     this.#renew();
     // Liveness files of holders that ended and hold no lease (a crashed process that held none).
