@@ -20,7 +20,7 @@ export interface SecurityConfig {
    */
   trustProxy?: TrustProxySetting;
   lockout?: Partial<LockoutOptions>;
-  /** Where rate-limit and lockout counters live; memory by default (Redis later for scale-out). */
+  /** Where rate-limit and lockout counters live: in this process by default; `RedisRateLimitStore` (`@vellum/redis`) shares them between processes. */
   rateLimitStore?: RateLimitStore;
 }
 
