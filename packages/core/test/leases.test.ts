@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { readdirSync } from "node:fs";
+import { mkdirSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import type { VellumDatabase } from "../src/db/types.js";
@@ -162,6 +162,24 @@ describe("Leases", () => {
     } finally {
       alive.child.kill("SIGKILL");
     }
+  });
+});
+
+describe("liveness files at start", () => {
+  it("removes an old one whose lock is free, not a new one whose process may not have locked it yet", async () => {
+    const path = await tempPath();
+    await open(path);
+    mkdirSync(`${path}.holders`, { recursive: true });
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    writeFileSync(`${path}.holders/ended-long-ago`, "");
+    utimesSync(`${path}.holders/ended-long-ago`, hourAgo, hourAgo);
+    writeFileSync(`${path}.holders/starting-now`, "");
+    const file = await LeaseFile.open(path);
+    running.push(file);
+    const a = leasesOf();
+    a.watch("queue:any");
+    await a.start(file);
+    expect(readdirSync(`${path}.holders`).sort()).toEqual([a.holder.split("/").at(-1), "starting-now"].sort());
   });
 });
 

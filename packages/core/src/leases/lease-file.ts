@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Database } from "better-sqlite3";
 import { loadDriver } from "../db/sqlite.js";
@@ -65,9 +65,17 @@ export class LeaseFile {
     }
   }
 
-  /** The holders that have a liveness file, live or gone. */
-  holders(): string[] {
-    return this.#holders === undefined ? [] : readdirSync(this.#holders);
+  /**
+   * The holders whose liveness file was made before `before` (ms since the epoch), live or gone. A
+   * newer file may belong to a process that made it and has yet to lock it: trying its lock then
+   * would find it free and take a starting process for one that ended.
+   */
+  holders(before: number): string[] {
+    const folder = this.#holders;
+    if (folder === undefined) return [];
+    return readdirSync(folder).filter(
+      (id) => (statSync(join(folder, id), { throwIfNoEntry: false })?.mtimeMs ?? before) < before,
+    );
   }
 
   /** Removes the liveness file of holder `id` (one that is gone). */

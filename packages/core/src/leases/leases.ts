@@ -83,7 +83,7 @@ export class Leases {
     this.#renew();
     // Liveness files of holders that ended and hold no lease (a crashed process that held none).
     const named = new Set((this.#statements.rows.all() as LeaseRow[]).map((row) => holderId(row.holder)));
-    for (const id of file.holders()) if (!named.has(id) && file.isGone(id)) file.forget(id);
+    for (const id of file.holders(Date.now() - this.ttlMs)) if (!named.has(id) && file.isGone(id)) file.forget(id);
     await Promise.all(this.#transitions.values());
   }
 
