@@ -88,6 +88,11 @@ function queueLeaseHolders(): Set<number> {
   }
 }
 
+/** The later tests go on with the first one's two processes; say so plainly when it could not start them. */
+function startedPair(): void {
+  expect(servers, "the first test did not start its two processes").toHaveLength(2);
+}
+
 async function articleCount(url: string): Promise<number> {
   let count = 0;
   let cursor: string | undefined;
@@ -126,6 +131,7 @@ describe("two vellum serve processes on one data directory", () => {
   }, 90_000);
 
   it("never serve a page the other process changed from their own response cache", async () => {
+    startedPair();
     const urls = servers.map((server) => server.url);
     const read = async <T>(url: string, path: string) => (await (await fetch(`${url}${path}`)).json()) as T;
     type List = { articles: Array<{ slug: string; title: string }> };
@@ -150,6 +156,7 @@ describe("two vellum serve processes on one data directory", () => {
   });
 
   it("go on when the process working the queues is killed: the other takes them over", async () => {
+    startedPair();
     // One process holds every queue's lease (its first renewal took them all in one transaction).
     const holders = [...queueLeaseHolders()];
     expect(holders).toHaveLength(1);
@@ -166,6 +173,7 @@ describe("two vellum serve processes on one data directory", () => {
   }, 90_000);
 
   it("keep a restore out until the last of them stops, not only the one that started last", async () => {
+    startedPair();
     const remaining = servers.find((server) => server.child.exitCode === null && server.child.signalCode === null);
     // A third process starts (its pid goes into .vellum.lock) and stops again (taking that file with it).
     const third = await startServer(dir, env());
