@@ -27,12 +27,19 @@ import {
  * contract gives it, the service holding exactly what it acknowledged, every receiver given every
  * event in commit order, nothing dead-lettered or left queued, no error in the log, file
  * descriptors and the WAL bounded. Memory is reported, not judged. Exits 1 when a check fails.
+ *
+ * SOAK_PROCESSES=2 (or more) runs that many `vellum serve` on the one data dir, as a process
+ * manager's cluster mode does, with the requests spread over them in turn; each kill takes the
+ * first-started one (the likeliest to hold the leases), so another takes its queues and scheduled
+ * tasks over, and the same checks hold. Resources and memory are sampled in that first process.
  */
 
 const MINUTES = Number(process.env.SOAK_MINUTES) || 5;
 /** Operations started per second. */
 const RATE = Number(process.env.SOAK_RATE) || 100;
 const KILLS = process.env.SOAK_KILLS === undefined ? 1 : Number(process.env.SOAK_KILLS);
+/** `vellum serve` processes sharing the data dir. */
+const PROCESSES = Math.max(1, Number(process.env.SOAK_PROCESSES) || 1);
 /** Live articles at most: past them a create becomes a delete, so the data set stays about this size. */
 const MAX_ARTICLES = Number(process.env.SOAK_ARTICLES) || 2_000;
 const MAX_IN_FLIGHT = 64;
@@ -71,38 +78,46 @@ const env = {
 
 /** Log lines of the server by level, and the first few warnings and errors. */
 const log = { lines: 0, byLevel: new Map(), firstProblems: [] };
-let pending = "";
-function readLog(chunk) {
-  pending += chunk.toString();
-  const lines = pending.split("\n");
-  pending = lines.pop() ?? "";
-  for (const line of lines) {
-    if (!line.trim()) continue;
-    log.lines++;
-    let level = "text";
-    try {
-      level = String(JSON.parse(line).level ?? "unknown");
-    } catch {
-      // A line that is not JSON (a crash's stack trace, say) counts as "text".
+/** A reader of one process's output: its lines, counted into `log` (each process keeps its own partial line). */
+function logReader() {
+  let pending = "";
+  return (chunk) => {
+    pending += chunk.toString();
+    const lines = pending.split("\n");
+    pending = lines.pop() ?? "";
+    for (const line of lines) {
+      if (!line.trim()) continue;
+      log.lines++;
+      let level = "text";
+      try {
+        level = String(JSON.parse(line).level ?? "unknown");
+      } catch {
+        // A line that is not JSON (a crash's stack trace, say) counts as "text".
+      }
+      log.byLevel.set(level, (log.byLevel.get(level) ?? 0) + 1);
+      if (level !== "info" && log.firstProblems.length < 12) log.firstProblems.push(line.slice(0, 300));
     }
-    log.byLevel.set(level, (log.byLevel.get(level) ?? 0) + 1);
-    if (level !== "info" && log.firstProblems.length < 12) log.firstProblems.push(line.slice(0, 300));
-  }
+  };
 }
 
 const start = () =>
   startServer({
     args: (port) => [vellumBin, "serve", "--port", String(port), "--host", "127.0.0.1", "--data-dir", dataDir],
     env,
-    onOutput: readLog,
+    onOutput: logReader(),
   });
 
 const traffic = new Traffic({ apiKey: API_KEY, seed: Number(process.env.SOAK_SEED) || 1, maxArticles: MAX_ARTICLES });
 const monitor = new Monitor({ dataDir, backupDir });
-let server = await start();
+const servers = [];
+for (let i = 0; i < PROCESSES; i++) servers.push(await start());
+/** The first-started process: the one killed, and sampled. */
+const first = () => servers[0];
 let life = 1;
-await traffic.connect(server.url);
-process.stderr.write(`soak: ${MINUTES} min at ${RATE} operations/s, ${KILLS} kill(s); data in ${root}\n`);
+await traffic.connect(servers.map((s) => s.url));
+process.stderr.write(
+  `soak: ${MINUTES} min at ${RATE} operations/s, ${KILLS} kill(s), ${PROCESSES} process(es); data in ${root}\n`,
+);
 
 const running = new Set();
 let skipped = 0;
@@ -129,18 +144,18 @@ try {
     const due = Math.floor((elapsed / 1000) * RATE);
     for (; issued < due; issued++) issue();
     if (elapsed >= nextSample) {
-      monitor.sample(server.pid, life);
+      monitor.sample(first().pid, life);
       nextSample += SAMPLE_EVERY_MS;
     }
     if (killAt.length > 0 && elapsed >= (killAt[0] ?? Infinity)) {
       killAt.shift();
-      process.kill(server.pid, "SIGKILL");
+      process.kill(first().pid, "SIGKILL");
       paused = true;
-      await server.stop();
+      await first().stop();
       process.stderr.write(`soak: killed the server at ${(elapsed / 1000).toFixed(0)} s; restarting\n`);
-      server = await start();
+      servers[0] = await start();
       life++;
-      await traffic.connect(server.url);
+      await traffic.connect(servers.map((s) => s.url));
       paused = false;
     }
     await sleep(10);
@@ -148,15 +163,17 @@ try {
   await Promise.all(running);
   // Drain: the queues empty (the flaky receiver's retries take up to a minute).
   const drainStarted = performance.now();
-  let last = monitor.sample(server.pid, life);
+  let last = monitor.sample(first().pid, life);
   while (last.queued > 0 && performance.now() - drainStarted < DRAIN_LIMIT_MS) {
     await sleep(1_000);
-    last = monitor.sample(server.pid, life);
+    last = monitor.sample(first().pid, life);
   }
-  const listed = await listedArticles(server.url);
+  // Listed through the last-started process: with several, not the one sampled.
+  const listed = await listedArticles(servers.at(-1).url);
   const stats = [...(await healthy.stats()), ...(await flaky.stats())];
-  const health = await healthProblems(server.url);
+  const health = await healthProblems(first().url);
   problems.push(...health.problems);
+  for (const other of servers.slice(1)) problems.push(...(await healthProblems(other.url)).problems);
   problems.push(
     ...compareModel(traffic, listed),
     ...compareDeliveries(traffic, stats),
@@ -172,7 +189,7 @@ try {
     machineHeader(machineInfo()),
     "",
     `soak: ${MINUTES} min, ${RATE} operations/s started (${skipped} skipped: ${MAX_IN_FLIGHT} in flight), ` +
-      `${life - 1} kill(s) with SIGKILL and restart; drained in ${((performance.now() - drainStarted) / 1000).toFixed(1)} s`,
+      `${PROCESSES} process(es) on one data dir, ${life - 1} kill(s) with SIGKILL and restart; drained in ${((performance.now() - drainStarted) / 1000).toFixed(1)} s`,
     "",
     ...trafficLines(traffic),
     "",
@@ -195,7 +212,7 @@ try {
   ];
   process.stdout.write(`${lines.join("\n")}\n`);
 } finally {
-  await server.stop();
+  for (const server of servers) await server.stop();
   await healthy.process.stop();
   await flaky.process.stop();
   await rm(root, { recursive: true, force: true });

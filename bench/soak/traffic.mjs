@@ -44,7 +44,9 @@ export class Traffic {
     this.maxArticles = maxArticles;
     this.live = 0;
     this.random = rng(seed);
-    this.url = "";
+    /** @type {string[]} the servers' URLs; each request goes to the next in turn */
+    this.urls = [];
+    this.turn = 0;
     /** @type {Record<string, string>} */
     this.writeHeaders = {};
     /** @type {Map<string, SlugState>} */
@@ -66,10 +68,13 @@ export class Traffic {
     this.unexpectedCount = 0;
   }
 
-  /** Points the client at a (re)started server and takes a CSRF token for the writes. */
-  async connect(url) {
-    this.url = url;
-    const { token } = await (await fetch(`${url}/api/v1/csrf`)).json();
+  /**
+   * Points the client at the (re)started servers, one or several on one data dir, and takes a CSRF
+   * token for the writes (every process signs with the data dir's secret, so one token serves all).
+   */
+  async connect(urls) {
+    this.urls = urls;
+    const { token } = await (await fetch(`${urls[0]}/api/v1/csrf`)).json();
     this.writeHeaders = {
       authorization: `Bearer ${this.apiKey}`,
       cookie: `svc_csrf=${token}`,
@@ -114,7 +119,7 @@ export class Traffic {
         return this.#upload();
       case "mediaRead": {
         const url = this.#pick(this.media);
-        return url ? this.#check("mediaRead", await this.#get(new URL(url, this.url).pathname), [200]) : undefined;
+        return url ? this.#check("mediaRead", await this.#get(new URL(url, "http://host").pathname), [200]) : undefined;
       }
       case "conflict":
         return this.#conflict();
@@ -262,7 +267,8 @@ export class Traffic {
   async #send(method, path, body, headers = {}) {
     const started = performance.now();
     try {
-      const res = await fetch(`${this.url}${path}`, { method, body, headers, signal: AbortSignal.timeout(30_000) });
+      const url = this.urls[this.turn++ % this.urls.length];
+      const res = await fetch(`${url}${path}`, { method, body, headers, signal: AbortSignal.timeout(30_000) });
       const text = await res.text();
       return { status: res.status, headers: res.headers, text, ms: performance.now() - started };
     } catch {
