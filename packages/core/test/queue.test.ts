@@ -228,6 +228,29 @@ describe("JobQueue", () => {
     expect(await queue.replay()).toBe(0);
   });
 
+  it("leaves out, quietly, a job of its batch that a request applied between the batch's read and its write", async () => {
+    const database = await open(await tempPath());
+    const db = database.kysely;
+    let early: JobRecord | undefined;
+    const { queue, errors, reported, process } = newQueue(database, {
+      // A read of a just-created slug applies its create ahead of the worker (`applyNow`), once.
+      beforeWrite: async () => {
+        const job = early;
+        early = undefined;
+        if (job) expect(await queue.applyNow("writes", job.id)).toBe(true);
+      },
+    });
+    process("writes", (job, w) => insertEffect(w.trx, job));
+    early = await queue.enqueue(db, "writes", "write", { n: 0 });
+    await queue.enqueue(db, "writes", "write", { n: 1 });
+    queue.start();
+    await waitFor(async () => (await queue.stats()).length === 0);
+    expect(early).toBeUndefined();
+    expect(await effectValues(db)).toEqual([{ n: 0 }, { n: 1 }]);
+    expect(errors).toEqual([]);
+    expect(reported).toEqual([]);
+  });
+
   it("leaves no job behind when the enqueuing transaction rolls back", async () => {
     const { db, queue, process } = await setup();
     const handled: string[] = [];

@@ -21,6 +21,29 @@ export function toJobRecord(row: JobsTable): JobRecord {
 }
 
 /**
+ * Those of `jobs` that are still queued in `queue` with the attempts they were read with: inside a
+ * write transaction (which holds the database's write lock), the ones this process may apply. The
+ * others were applied or tried since they were read: by `applyNow` for a request, or by another
+ * process whose lease this one's overlapped.
+ */
+export async function stillQueued(executor: AnyDb, queue: string, jobs: readonly JobRecord[]): Promise<JobRecord[]> {
+  if (jobs.length === 0) return [];
+  const rows = await executor
+    .selectFrom(JOBS_TABLE)
+    .select(["id", "attempts"])
+    .where("queue", "=", queue)
+    .where("status", "=", "queued")
+    .where(
+      "id",
+      "in",
+      jobs.map((job) => job.id),
+    )
+    .execute();
+  const attempts = new Map(rows.map((row) => [row.id, Number(row.attempts)]));
+  return jobs.filter((job) => attempts.get(job.id) === job.attempts);
+}
+
+/**
  * Marks `jobs` of `queue` applied if they are still queued; returns how many were. The queue as
  * well: with (queue, status, id) SQLite seeks each id. With `id IN (…)` and the status alone, for
  * five ids or more it chose (status, queue) and walked every queued job of every queue: marking a

@@ -6,7 +6,7 @@ import type { AnyDb, JobsTable } from "../db/types.js";
 import { inSavepoint, RequiredFlushError, rethrowIfLost } from "../db/write.js";
 import { storageFailure } from "../errors/storage-failure.js";
 import { defaultBackoffMs, errorMessage, type JobFailure, publicJobErrorCode } from "./job-error.js";
-import { markApplied, toJobRecord } from "./job-row.js";
+import { markApplied, stillQueued, toJobRecord } from "./job-row.js";
 import { type JobQueueOptions, queueLease } from "./job-queue.js";
 import { CoreErrors } from "../errors/vellum-error.js";
 import { JOBS_TABLE } from "./migrations.js";
@@ -260,7 +260,8 @@ export class QueueWorker {
         const applied: JobRecord[] = [];
         const failedKeys = new Set<string>();
         const w = writes.bind(this.#owner, trx, scope);
-        for (const job of jobs) {
+        // Read before the transaction: a job applied or tried since then is left out, quietly.
+        for (const job of await stillQueued(trx, this.#queue, jobs)) {
           const key = job.key ?? job.id;
           if (failedKeys.has(key)) continue;
           try {
@@ -273,7 +274,7 @@ export class QueueWorker {
             failures.push(await this.#recordFailure(trx, job, error));
           }
         }
-        // Applied by another process since this batch was read (its lease lapsed here): undo, read again.
+        // A fence: the write lock held since `stillQueued` keeps every other writer out, so this never throws.
         if ((await markApplied(trx, this.#queue, applied)) < applied.length) throw CoreErrors.jobsTaken([this.#queue]);
       }),
     );
@@ -355,6 +356,7 @@ export class QueueWorker {
       .updateTable(JOBS_TABLE)
       .set({ last_error: errorMessage(error), updated_at: new Date().toISOString() })
       .where("id", "=", job.id)
+      .where("status", "=", "queued")
       .execute();
   }
 
@@ -373,6 +375,8 @@ export class QueueWorker {
         updated_at: new Date().toISOString(),
       })
       .where("id", "=", job.id)
+      // Applied meanwhile (a delivery another process finished): not brought back to retry it.
+      .where("status", "=", "queued")
       .execute();
     return { job: { ...job, attempts }, error, dead, retryInMs };
   }

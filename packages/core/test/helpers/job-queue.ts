@@ -61,6 +61,8 @@ export interface JobQueueHarnessOptions {
   leases?: Leases;
   /** Look for jobs another connection committed, as an instance does (`DatabaseOps.dataVersion`). */
   watchOtherConnections?: boolean;
+  /** Runs before each of the queue's writes opens its transaction: what a request may do in that gap. */
+  beforeWrite?: () => Promise<void>;
 }
 
 /** A job queue on `database` wired as an instance wires it (batches commit with deferred sync). */
@@ -75,7 +77,10 @@ export function createJobQueue(database: VellumDatabase, options: JobQueueHarnes
   const queue = new JobQueue({
     db: database.kysely,
     writes,
-    deferSync: database.ops.withDeferredSync,
+    deferSync: async (work) => {
+      await options.beforeWrite?.();
+      return database.ops.withDeferredSync(work);
+    },
     logger: createConsola({ level: -999 }),
     ...(options.leases && { leases: options.leases }),
     ...(options.watchOtherConnections && { dataVersion: database.ops.dataVersion }),
