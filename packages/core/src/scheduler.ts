@@ -5,7 +5,11 @@ export interface ScheduleOptions {
   everyMs: number;
   /** A random delay from 0 to this many milliseconds added to each interval. */
   jitterMs?: number;
-  /** Run once as soon as the scheduler starts instead of after the first interval. */
+  /**
+   * Run once as soon as the scheduler starts instead of after the first interval, and again when
+   * this process takes the task's lease over from another: a daily task in processes restarted in
+   * turn more often than daily would otherwise never run.
+   */
   runImmediately?: boolean;
   /**
    * Run in every process that shares the database, for work on the process's own state (a rescan
@@ -49,7 +53,7 @@ export class Scheduler {
     }
     const job: ScheduledJob = { name, options, fn, timer: undefined, run: undefined };
     this.#jobs.set(name, job);
-    if (!options.everyProcess) this.#leases?.watch(leaseName(name));
+    if (!options.everyProcess) this.#leases?.watch(leaseName(name), { acquired: () => this.#acquired(job), lost() {} });
     if (this.#started) this.#arm(job, job.options.runImmediately ? 0 : this.#interval(job));
   }
 
@@ -73,6 +77,13 @@ export class Scheduler {
     return [...this.#jobs.values()].filter((job) => job.run !== undefined).map((job) => job.name);
   }
 
+  /** This process took the task's lease: a `runImmediately` task runs now unless it is running. */
+  #acquired(job: ScheduledJob): void {
+    if (!this.#started || !job.options.runImmediately || job.run || job.timer === undefined) return;
+    clearTimeout(job.timer);
+    this.#arm(job, 0);
+  }
+
   #interval(job: ScheduledJob): number {
     return job.options.everyMs + Math.random() * (job.options.jitterMs ?? 0);
   }
@@ -80,7 +91,11 @@ export class Scheduler {
   #arm(job: ScheduledJob, delayMs: number): void {
     job.timer = setTimeout(() => {
       job.timer = undefined;
-      job.run = this.#execute(job);
+      // Cleared in a later turn, also when the run skipped at once (the lease is elsewhere).
+      job.run = this.#execute(job).finally(() => {
+        job.run = undefined;
+        if (this.#started) this.#arm(job, this.#interval(job));
+      });
     }, delayMs);
     job.timer.unref();
   }
@@ -91,7 +106,5 @@ export class Scheduler {
     } catch (error) {
       this.#onError(error, { job: job.name });
     }
-    job.run = undefined;
-    if (this.#started) this.#arm(job, this.#interval(job));
   }
 }

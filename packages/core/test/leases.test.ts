@@ -245,6 +245,32 @@ describe("queues and scheduled tasks on one database", () => {
       expect(first.taken + second.taken).toBe(0);
       if (mode === "leases") expect([first.applied, second.applied].sort((x, y) => x - y)).toEqual([0, 300]);
     }
+  }, 90_000); // four child processes that each compile the kernel
+
+  it("runs a runImmediately task again in the process that takes its lease over, not an interval later", async () => {
+    const [one, two] = await twoProcesses();
+    const runs = { a: 0, b: 0 };
+    const scheduler = (leases: Leases, name: "a" | "b") => {
+      const s = new Scheduler({ leases, onError: (error) => expect.fail(String(error)) });
+      s.schedule("core:daily", { everyMs: 86_400_000, runImmediately: true }, () => void runs[name]++);
+      running.push(s);
+      return s;
+    };
+    const leasesA = leasesOf();
+    const leasesB = leasesOf();
+    const a = scheduler(leasesA, "a");
+    const b = scheduler(leasesB, "b");
+    await leasesA.start(one.file);
+    await leasesB.start(two.file);
+    a.start();
+    b.start();
+    await waitFor(() => runs.a === 1, 3000);
+    await sleep(300);
+    expect(runs.b).toBe(0);
+    await a.stop();
+    await leasesA.stop();
+    await waitFor(() => runs.b === 1, 3000);
+    expect(runs.a).toBe(1);
   });
 
   it("runs a scheduled task in the process holding its lease, and an everyProcess task in each", async () => {

@@ -113,6 +113,7 @@ export class Leases {
     const file = this.#file;
     const started = Date.now();
     const gone = new Map<string, boolean>();
+    let next = this.ttlMs / 4;
     try {
       const mine = file.table
         .transaction(() => {
@@ -137,11 +138,14 @@ export class Leases {
         } else if (!mine.has(name) && this.#held.has(name)) void this.#lose(name);
       }
     } catch (error) {
-      // Not renewed: the work goes on only while the last renewal still counts.
-      if (Date.now() >= this.#validUntil) for (const name of [...this.#held]) void this.#lose(name);
+      // Not renewed: the work goes on only while the last renewal still counts, and the next try
+      // comes no later than its end, so the work stops before another process may take it over.
+      const left = this.#validUntil - Date.now();
+      if (left <= 0) for (const name of [...this.#held]) void this.#lose(name);
+      else next = Math.min(next, left);
       this.#onError(error);
     }
-    this.#timer = setTimeout(() => this.#renew(), this.ttlMs / 4);
+    this.#timer = setTimeout(() => this.#renew(), next);
     this.#timer.unref();
   }
 

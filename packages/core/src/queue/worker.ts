@@ -321,7 +321,7 @@ export class QueueWorker {
    * of other keys wait for a slot, for jobs without a key, and on its own schedule (retries).
    */
   async #followUp(key: string | null): Promise<void> {
-    if (this.#stopped) return;
+    if (this.#stopped || this.#shared.leases?.holds(queueLease(this.#queue)) === false) return;
     if (key === null || this.#starved || this.#pressure.wait(this.#lastStartAt) > 0) {
       this.notify();
       return;
