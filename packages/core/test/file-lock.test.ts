@@ -33,4 +33,21 @@ describe("acquireFileLock", () => {
     third.release();
     expect(waits).toBe(1);
   });
+
+  it("never has two holders: a waiter on a removed file waits for one who locked the path's new file", async () => {
+    dir = await mkdtemp(join(tmpdir(), "vellum-file-lock-"));
+    const path = join(dir, "prepare.lock");
+    const first = await acquireFileLock(path);
+    let second: Awaited<ReturnType<typeof acquireFileLock>> | undefined;
+    const pending = acquireFileLock(path, { retryMs: 200 }).then((lock) => (second = lock));
+    await new Promise((resolve) => setTimeout(resolve, 50)); // the second waits on the first's file
+    first.release(); // removes that file, then lets it go
+    const third = await acquireFileLock(path); // a newcomer: a new file at the path, locked at once
+    await new Promise((resolve) => setTimeout(resolve, 500)); // the second tried again meanwhile
+    expect(second).toBeUndefined();
+    third.release();
+    await pending;
+    expect(second).toBeDefined();
+    second?.release();
+  });
 });

@@ -1,4 +1,4 @@
-import { rmSync } from "node:fs";
+import { rmSync, statSync } from "node:fs";
 import { loadDriver } from "../db/sqlite.js";
 
 export interface FileLockOptions {
@@ -13,6 +13,12 @@ export interface FileLock {
   release(): void;
 }
 
+/** The identity of the file `path` names now, or undefined when there is none. */
+function fileAt(path: string): string | undefined {
+  const info = statSync(path, { throwIfNoEntry: false });
+  return info && `${info.dev}:${info.ino}`;
+}
+
 /**
  * An exclusive lock between the processes of this host, held on the file at `path` (created, and
  * removed on release): waits, without blocking the event loop, while another process holds it. It
@@ -20,37 +26,52 @@ export interface FileLock {
  * holder ends, however it ends, and no stale lock outlives a crash. For steps that must not run in
  * two processes at once, such as a restore at start while two processes start together.
  *
- * Removing the file on release lets a process that opens the path afterwards take a new lock while
- * one that waited on the old file takes that one: the lock serialises the processes that wait
- * together, and whoever comes after must check again, under the lock, whether its work is still to
- * do (as a restore into an empty data dir does).
+ * A holder removes the file before it lets the lock go, so a process that waited on that file may
+ * win a lock on a file nobody can find any more while a newcomer locks a new one at the path. So
+ * the lock counts only when the path still names the file locked (its device and inode, read
+ * before it was opened, are the same after): otherwise it is dropped and the path's new file waited
+ * for. Whoever holds it must still check, under the lock, whether its work is left to do (a
+ * restore into an empty data dir).
  */
 export async function acquireFileLock(path: string, options: FileLockOptions = {}): Promise<FileLock> {
   const Database = await loadDriver();
-  const lock = new Database(path, { timeout: 0 });
   let waited = false;
-  try {
-    for (;;) {
-      try {
-        lock.pragma("journal_mode = MEMORY"); // no journal file beside it: the lock is all it is for
-        lock.exec("BEGIN EXCLUSIVE");
-        break;
-      } catch (error) {
-        if (!/^SQLITE_BUSY/.test(String((error as { code?: unknown }).code))) throw error;
-        if (!waited) options.onWait?.();
-        waited = true;
-        await new Promise((resolve) => setTimeout(resolve, options.retryMs ?? 50));
-      }
-    }
-  } catch (error) {
-    lock.close();
-    throw error;
-  }
-  return {
-    release() {
-      if (!lock.open) return;
-      rmSync(path, { force: true });
-      lock.close();
-    },
+  const wait = async () => {
+    if (!waited) options.onWait?.();
+    waited = true;
+    await new Promise((resolve) => setTimeout(resolve, options.retryMs ?? 50));
   };
+  for (;;) {
+    const before = fileAt(path);
+    const lock = new Database(path, { timeout: 0 }); // creates the file when there is none
+    if (before === undefined) {
+      lock.close();
+      continue; // its identity is read before it is opened: open again the file made now
+    }
+    try {
+      for (;;) {
+        try {
+          lock.pragma("journal_mode = MEMORY"); // no journal file beside it: the lock is all it is for
+          lock.exec("BEGIN EXCLUSIVE");
+          break;
+        } catch (error) {
+          if (!/^SQLITE_BUSY/.test(String((error as { code?: unknown }).code))) throw error;
+          await wait();
+        }
+      }
+    } catch (error) {
+      lock.close();
+      throw error;
+    }
+    if (fileAt(path) === before) {
+      return {
+        release() {
+          if (!lock.open) return;
+          rmSync(path, { force: true });
+          lock.close();
+        },
+      };
+    }
+    lock.close(); // its holder removed it meanwhile: the lock is on the file at the path now
+  }
 }
