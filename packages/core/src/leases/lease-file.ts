@@ -8,8 +8,9 @@ type DatabaseConstructor = Awaited<ReturnType<typeof loadDriver>>;
 
 /**
  * Where the leases of the processes sharing a database live, beside it: the lease table
- * (`<database>.leases`, commits that skip the disk sync: a power loss ends every holder anyway) and
- * one liveness file per running holder (`<database>.holders/<id>`). A holder keeps an exclusive
+ * (`<database>.leases`, commits that skip the disk sync: a power loss ends every holder anyway, and
+ * at worst loses the last renewals) and one liveness file per running holder
+ * (`<database>.holders/<id>`). A holder keeps an exclusive
  * SQLite lock on its liveness file for as long as it runs, and the operating system drops that lock
  * when the process ends, however it ends; so another process on this host tells a crashed holder
  * from a live one by trying the lock, in containers and pid namespaces alike, with no pid to reuse.
@@ -27,7 +28,8 @@ export class LeaseFile {
     const memory = databasePath === ":memory:";
     this.table = new Database(memory ? ":memory:" : `${databasePath}.leases`);
     this.table.pragma("journal_mode = WAL");
-    this.table.pragma("synchronous = OFF");
+    // Commits skip the disk sync; checkpoints do not, so a power loss cannot leave a damaged file.
+    this.table.pragma("synchronous = NORMAL");
     this.table.pragma("busy_timeout = 5000");
     this.#holders = memory ? undefined : `${databasePath}.holders`;
   }
