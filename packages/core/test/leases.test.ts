@@ -127,6 +127,20 @@ describe("Leases", () => {
     expect(heardB.heard).toEqual(["acquired"]);
   });
 
+  it("takes nothing when stopped while it starts (a close during ready)", async () => {
+    const [one] = await twoProcesses();
+    const leases = leasesOf();
+    const heard = recorder();
+    leases.watch("queue:q", heard.watcher);
+    const starting = leases.start(one.file);
+    await leases.stop();
+    await starting;
+    await sleep(600); // two renewal periods: no timer renews after the stop
+    expect(leases.holds("queue:q")).toBe(false);
+    expect(heard.heard).toEqual([]);
+    expect(one.file.table.prepare("SELECT COUNT(*) AS n FROM leases").get()).toEqual({ n: 0 });
+  });
+
   it("takes over a lease its holder could not renew, after that holder stopped counting on it", async () => {
     const { one, a, b, heardA, heardB } = await twoHolders("schedule:x");
     // A can no longer renew (as a process whose disk or lock fails): it stops counting on the lease

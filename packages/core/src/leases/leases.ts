@@ -46,6 +46,8 @@ export class Leases {
   #file: LeaseFile | undefined;
   #statements: { rows: Statement; take: Statement; release: Statement } | undefined;
   #timer: NodeJS.Timeout | undefined;
+  /** Set by `stop()`: a `start()` still under way then ends without taking anything. */
+  #stopped = false;
 
   /** `ttlMs`: at least 1,000 (the kernel checks `leaseMs`). */
   constructor(options: { ttlMs?: number; onError: (error: unknown) => void }) {
@@ -67,6 +69,7 @@ export class Leases {
 
   /** Keeps the leases in `file`: takes its liveness lock and the free leases now, then renews and retakes them until `stop()`. */
   async start(file: LeaseFile): Promise<void> {
+    this.#stopped = false;
     const table = file.table;
     table.exec(
       "CREATE TABLE IF NOT EXISTS leases (name TEXT PRIMARY KEY, holder TEXT NOT NULL, expires_at INTEGER NOT NULL)",
@@ -79,6 +82,7 @@ export class Leases {
       release: table.prepare("DELETE FROM leases WHERE holder = ?"),
     };
     await file.holdLiveness(holderId(this.holder));
+    if (this.#stopped) return;
     this.#file = file;
     this.#renew();
     // Liveness files of holders that ended and hold no lease (a crashed process that held none).
@@ -89,6 +93,7 @@ export class Leases {
 
   /** Stops renewing, hears `lost` for every lease held, and releases them for another process to take at once. */
   async stop(): Promise<void> {
+    this.#stopped = true;
     const file = this.#file;
     this.#file = undefined;
     clearTimeout(this.#timer);
