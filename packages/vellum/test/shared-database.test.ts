@@ -107,8 +107,10 @@ async function articleCount(url: string): Promise<number> {
 
 describe("two vellum serve processes on one data directory", () => {
   it("start together, accept every create, apply it once and send each event once", async () => {
-    // Started at the same moment on a new data directory: both migrate it, neither fails.
-    servers.push(...(await Promise.all([startServer(dir, env()), startServer(dir, env())])));
+    // Started at the same moment on a new data directory: both migrate it, neither fails. One may
+    // wait for the other's migrations (up to a minute), so each gets that long to listen.
+    const start = () => startServer(dir, env(), 60_000);
+    servers.push(...(await Promise.all([start(), start()])));
     const urls = servers.map((server) => server.url);
     const answers = await createMany(urls, 0, 120);
     expect(answers.map((answer) => answer.status)).toEqual(Array(120).fill(202));
