@@ -105,27 +105,33 @@ export async function promote(
   });
 }
 
+async function forgetGeneration(trx: Db, generation: number): Promise<void> {
+  await trx.deleteFrom("search_generations").where("generation", "=", generation).execute();
+  await dropGenerationTables(trx, generationTables(generation));
+}
+
 /** Forgets a generation and drops its tables. */
 export async function discardGeneration(db: Db, generation: number): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await trx.deleteFrom("search_generations").where("generation", "=", generation).execute();
-    await dropGenerationTables(trx, generationTables(generation));
-  });
+  await db.transaction().execute((trx) => forgetGeneration(trx, generation));
 }
 
 /**
  * Drops what crashed or replaced generations left behind: tables of generations with no row, and
- * builds whose process stopped sending heartbeats.
+ * builds whose process stopped sending heartbeats. Other processes create generations meanwhile,
+ * so the rows, the table list and the drops are one write transaction: read apart, a generation
+ * created between the two reads had its tables dropped as if nobody referenced them.
  */
 export async function removeLeftovers(db: Db): Promise<void> {
-  const rows = await listGenerations(db);
-  for (const row of rows) {
-    if (row.state === "building" && !isFreshBuild(row)) await discardGeneration(db, row.generation);
-  }
-  const known = new Set((await listGenerations(db)).map((row) => row.generation));
-  for (const [generation, tables] of await existingGenerations(db)) {
-    if (!known.has(generation)) await dropTables(db, tables);
-  }
+  await db.transaction().execute(async (trx) => {
+    const known = new Set<number>();
+    for (const row of await listGenerations(trx)) {
+      if (row.state === "building" && !isFreshBuild(row)) await forgetGeneration(trx, row.generation);
+      else known.add(row.generation);
+    }
+    for (const [generation, tables] of await existingGenerations(trx)) {
+      if (!known.has(generation)) await dropTables(trx, tables);
+    }
+  });
 }
 
 /**

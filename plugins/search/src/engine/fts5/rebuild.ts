@@ -9,6 +9,7 @@ import {
   listGenerations,
   promote,
   removeLeftovers,
+  touch,
 } from "./generations.js";
 import { insertBatch } from "./index-writes.js";
 import { dropGenerationTables, generationTables } from "./schema.js";
@@ -58,10 +59,14 @@ export async function rebuild(
   let previous: number | null;
   const terms = new Map<string, number>();
   const tags = new Map<string, number>();
+  // Every step ends by renewing the heartbeat that cleanups in other processes read, so no phase
+  // of a long build (the copy, the word counts, the descriptions) looks abandoned to them.
   const step = <T>(work: (trx: Db) => Promise<T>) =>
     db.transaction().execute(async (trx) => {
       await stillBuilding(trx, tables.generation);
-      return work(trx);
+      const result = await work(trx);
+      await touch(trx, tables.generation, 0, false);
+      return result;
     });
   try {
     options.onProgress?.({ done, total });

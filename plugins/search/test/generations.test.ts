@@ -1,0 +1,127 @@
+import { join } from "node:path";
+import { setImmediate as tick } from "node:timers/promises";
+import Database from "better-sqlite3";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { isFreshBuild, removeLeftovers } from "../src/engine/fts5/generations.js";
+import { rebuild } from "../src/engine/fts5/rebuild.js";
+import type { SearchDocument } from "../src/engine/types.js";
+import type { Db, GenerationRow } from "../src/tables.js";
+import { boot, type Harness } from "./helpers.js";
+
+/**
+ * Several processes share one database: while one builds a generation, the others clean up
+ * leftovers (at their start, before a repair's rebuild). These tests run cleanups between the
+ * steps of a slow build, and another process's start of a build in the middle of a cleanup, on
+ * the real database file (the other process is a second connection to it).
+ */
+let h: Harness | undefined;
+let other: Database.Database | undefined;
+afterEach(async () => {
+  vi.useRealTimers();
+  other?.close();
+  other = undefined;
+  await h?.t.close();
+  h = undefined;
+});
+
+type Plugin = Parameters<Db["withPlugin"]>[0];
+type QueryNode = Parameters<Plugin["transformQuery"]>[0]["node"];
+
+/** A Kysely plugin that calls `seen` as each query is compiled (just before it executes). */
+function onQuery(seen: (node: QueryNode) => void): Plugin {
+  return {
+    transformQuery(args) {
+      seen(args.node);
+      return args.node;
+    },
+    transformResult: async (args) => args.result,
+  };
+}
+
+const at = new Date(Date.UTC(2026, 0, 1)).toISOString();
+const docs: SearchDocument[] = Array.from({ length: 3 }, (_, n) => ({
+  id: `doc-${n}`,
+  slug: `doc-${n}`,
+  title: `Document ${n}`,
+  tags: ["harbour"],
+  body: `A lighthouse keeper and word${n}.`,
+  created_at: at,
+  updated_at: at,
+}));
+
+describe("generations shared by processes", () => {
+  it("keeps a build's heartbeat fresh through every step, so cleanups elsewhere leave it alone", async () => {
+    h = await boot();
+    const db: Db = h.t.vellum.db();
+    const raw = new Database(join(h.t.dataDir, "db", "vellum.sqlite"), { readonly: true });
+    other = raw;
+    vi.useFakeTimers({ toFake: ["Date"], shouldAdvanceTime: true });
+    // Each step of the builder starts with a look at its row. Here every such look takes 40 s, so
+    // the vocabulary phase ends more than a minute after the copy's last batch; and at each one,
+    // what the previous steps committed is what a cleanup in another process would read.
+    const seen: boolean[] = [];
+    const slowSteps = onQuery((node) => {
+      if (node.kind !== "SelectQueryNode" || !JSON.stringify(node).includes("search_generations")) return;
+      const rows = raw.prepare("SELECT * FROM search_generations WHERE state = 'building'").all() as GenerationRow[];
+      seen.push(...rows.map((row) => isFreshBuild(row)));
+      vi.setSystemTime(Date.now() + 40_000);
+    });
+    let building = true;
+    const cleanUp = async () => {
+      while (building) {
+        await removeLeftovers(db);
+        await tick();
+      }
+    };
+    const source = async function* () {
+      yield docs;
+    };
+    const [summary] = await Promise.all([
+      rebuild(db.withPlugin(slowSteps), source).finally(() => {
+        building = false;
+      }),
+      cleanUp(),
+    ]);
+    expect(summary).toMatchObject({ documents: docs.length });
+    expect(seen.length).toBeGreaterThan(4);
+    expect(seen).toEqual(seen.map(() => true));
+  });
+
+  it("leaves the tables of a build another process starts while it cleans up", async () => {
+    h = await boot();
+    const db: Db = h.t.vellum.db();
+    const raw = new Database(join(h.t.dataDir, "db", "vellum.sqlite"));
+    other = raw;
+    // No waiting: on the test's one thread, a wait for the cleanup's lock would block the cleanup.
+    raw.pragma("busy_timeout = 0");
+    const startBuild = raw.transaction(() => {
+      const now = new Date().toISOString();
+      const row = raw
+        .prepare(
+          `INSERT INTO search_generations (state, layout, started_at, heartbeat_at)
+          VALUES ('building', 1, ?, ?) RETURNING generation`,
+        )
+        .get(now, now) as { generation: number };
+      raw.exec(`CREATE TABLE search_docs_g${row.generation} (x)`);
+      return row.generation;
+    });
+    let started: number | undefined;
+    let waited = false;
+    // The other process starts its build just as the cleanup lists the tables.
+    const startBuildAtTableList = onQuery((node) => {
+      if (started !== undefined || waited || !JSON.stringify(node).includes("sqlite_master")) return;
+      try {
+        started = startBuild.immediate();
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== "SQLITE_BUSY") throw error;
+        waited = true;
+      }
+    });
+    await removeLeftovers(db.withPlugin(startBuildAtTableList));
+    // A start that had to wait for the cleanup goes through once the cleanup has committed.
+    started ??= startBuild.immediate();
+    const tables = raw.prepare("SELECT name FROM sqlite_master WHERE name = ?").pluck().all(`search_docs_g${started}`);
+    expect(tables).toEqual([`search_docs_g${started}`]);
+    expect(waited).toBe(true);
+  });
+});
