@@ -29,9 +29,10 @@ import {
  * descriptors and the WAL bounded. Memory is reported, not judged. Exits 1 when a check fails.
  *
  * SOAK_PROCESSES=2 (or more) runs that many `vellum serve` on the one data dir, as a process
- * manager's cluster mode does, with the requests spread over them in turn; each kill takes the
- * first-started one (the likeliest to hold the leases), so another takes its queues and scheduled
- * tasks over, and the same checks hold. Resources and memory are sampled in that first process.
+ * manager's cluster mode does, with the requests spread over them in turn; each kill takes the one
+ * holding the queues' leases (read from the lease table), so every kill makes another take its
+ * queues over, and the same checks hold. Resources and memory are sampled in the first-started
+ * process (and its restarts, when it is the one killed).
  */
 
 const MINUTES = Number(process.env.SOAK_MINUTES) || 5;
@@ -111,9 +112,11 @@ const traffic = new Traffic({ apiKey: API_KEY, seed: Number(process.env.SOAK_SEE
 const monitor = new Monitor({ dataDir, backupDir });
 const servers = [];
 for (let i = 0; i < PROCESSES; i++) servers.push(await start());
-/** The first-started process: the one killed, and sampled. */
+/** The first-started process (or its restart): the one sampled. */
 const first = () => servers[0];
+/** Which run of the sampled process this is: 1, then 2 after it was killed and restarted, … */
 let life = 1;
+let kills = 0;
 await traffic.connect(servers.map((s) => s.url));
 process.stderr.write(
   `soak: ${MINUTES} min at ${RATE} operations/s, ${KILLS} kill(s), ${PROCESSES} process(es); data in ${root}\n`,
@@ -149,12 +152,21 @@ try {
     }
     if (killAt.length > 0 && elapsed >= (killAt[0] ?? Infinity)) {
       killAt.shift();
-      process.kill(first().pid, "SIGKILL");
+      // The holder of the queues' leases: after a restart the process killed before holds none, so
+      // killing the same one again would test no takeover.
+      const holders = monitor.queueLeaseHolders();
+      const index = servers.findIndex((server) => holders.has(server.pid));
+      if (index < 0) problems.push(`no running process held the queues' leases at ${(elapsed / 1000).toFixed(0)} s`);
+      const victim = Math.max(index, 0);
+      process.kill(servers[victim].pid, "SIGKILL");
       paused = true;
-      await first().stop();
-      process.stderr.write(`soak: killed the server at ${(elapsed / 1000).toFixed(0)} s; restarting\n`);
-      servers[0] = await start();
-      life++;
+      await servers[victim].stop();
+      process.stderr.write(
+        `soak: killed process ${victim + 1} (pid ${servers[victim].pid}) at ${(elapsed / 1000).toFixed(0)} s; restarting\n`,
+      );
+      servers[victim] = await start();
+      kills++;
+      if (victim === 0) life++;
       await traffic.connect(servers.map((s) => s.url));
       paused = false;
     }
@@ -189,7 +201,7 @@ try {
     machineHeader(machineInfo()),
     "",
     `soak: ${MINUTES} min, ${RATE} operations/s started (${skipped} skipped: ${MAX_IN_FLIGHT} in flight), ` +
-      `${PROCESSES} process(es) on one data dir, ${life - 1} kill(s) with SIGKILL and restart; drained in ${((performance.now() - drainStarted) / 1000).toFixed(1)} s`,
+      `${PROCESSES} process(es) on one data dir, ${kills} kill(s) with SIGKILL and restart; drained in ${((performance.now() - drainStarted) / 1000).toFixed(1)} s`,
     "",
     ...trafficLines(traffic),
     "",

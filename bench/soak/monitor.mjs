@@ -101,4 +101,20 @@ export class Monitor {
     this.samples.push(sample);
     return sample;
   }
+
+  /**
+   * The pids of the processes holding the queues' leases, read from the lease table beside the
+   * database (a holder is `<host>/<pid>/<id>`).
+   * @returns {Set<number>}
+   */
+  queueLeaseHolders() {
+    const db = new Database(`${this.dbPath}.leases`, { readonly: true, fileMustExist: true });
+    try {
+      db.pragma("busy_timeout = 5000");
+      const rows = db.prepare("SELECT holder FROM leases WHERE name LIKE 'queue:%'").all();
+      return new Set(rows.map((row) => Number(row.holder.split("/").at(-2))));
+    } finally {
+      db.close();
+    }
+  }
 }
