@@ -4,7 +4,7 @@ import { Redis, type Result } from "ioredis";
 declare module "ioredis" {
   interface RedisCommander<Context> {
     vellumIncrement(key: string, windowMs: number): Result<[number, number], Context>;
-    vellumSetFlag(key: string, set: string, until: number, ttlMs: number): Result<number, Context>;
+    vellumSetFlag(key: string, set: string, until: number, ttlMs: number, now: number): Result<number, Context>;
     vellumCountFlags(set: string, now: number): Result<number, Context>;
   }
 }
@@ -14,13 +14,19 @@ export interface RedisRateLimitStoreOptions {
   url: string;
   /** Put before every key, so deployments can share one Redis (default `vellum:`). */
   prefix?: string;
-  /** Milliseconds a command may take before this process counts on its own instead (default 250). */
+  /**
+   * Milliseconds a command may take before this process counts on its own instead (default 250). A
+   * connection that answers nothing for that long is also dropped, and ioredis connects again.
+   */
   commandTimeoutMs?: number;
   /** Told once when Redis stops answering and once when it answers again. */
   onStateChange?: (status: RateLimitStoreStatus) => void;
 }
 
-/** Adds one to a counter; the first hit starts its window. Returns the count and the milliseconds left. */
+/**
+ * Adds one to a counter; the first hit starts its window (ARGV[1], whole milliseconds: `PEXPIRE`
+ * refuses a fraction, and the counter would then never expire). Returns the count and the milliseconds left.
+ */
 const INCREMENT = `
 local n = redis.call('INCR', KEYS[1])
 local ttl = redis.call('PTTL', KEYS[1])
@@ -30,9 +36,14 @@ if ttl < 0 then
 end
 return {n, ttl}`;
 
-/** Sets a flag until ARGV[1] (epoch ms) and files it in its namespace's set, scored by that time. */
+/**
+ * Sets a flag until ARGV[1] (epoch ms) and files it in its namespace's set, scored by that time.
+ * Drops the flags expired by ARGV[3] (now) from the set: it lives as long as its longest flag, so
+ * with steady lockouts only this keeps it from growing.
+ */
 const SET_FLAG = `
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[3])
 redis.call('ZADD', KEYS[2], ARGV[1], KEYS[1])
 if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[2], ARGV[2]) end
 return 1`;
@@ -43,6 +54,14 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
 return redis.call('ZCARD', KEYS[1])`;
 
 const namespaceOf = (key: string) => key.slice(0, key.indexOf(":") + 1);
+
+/** The later of two flag expiry times. */
+const later = (a: number | undefined, b: number | undefined) =>
+  a === undefined ? b : b === undefined ? a : Math.max(a, b);
+
+/** Wait before the first PING after a failure; it doubles after each PING left unanswered, up to the maximum. */
+const FIRST_PROBE_MS = 1_000;
+const MAX_PROBE_MS = 10_000;
 
 /** The URL without its password, for messages. */
 function describeUrl(url: string): string {
@@ -63,9 +82,14 @@ function describeUrl(url: string): string {
  * a flag is a key with a TTL, also filed in a sorted set per namespace scored by its expiry, so
  * `countFlags` costs a range delete and a count, never a scan.
  *
- * When Redis does not answer within `commandTimeoutMs` (down, unreachable, too slow), a call is
- * answered by an in-process store instead: limits and lockouts keep holding, per process, until
- * Redis answers again. Nothing waits for a reconnect (no offline queue).
+ * When Redis does not answer within `commandTimeoutMs` (down, unreachable, too slow) or fails a
+ * command, that call is answered by an in-process store instead, and so is every later one, without
+ * asking Redis, until a PING in the background (after 1 s, then at doubling intervals up to 10 s)
+ * or a new connection shows that Redis answers again: limits and lockouts keep holding, per
+ * process, and only the calls already sent when Redis stopped answering wait for it. Nothing waits
+ * for a reconnect (no offline queue), and a connection that answers nothing within
+ * `commandTimeoutMs` is dropped, so unanswered commands do not pile up on it. A lockout set in this
+ * process meanwhile still holds once Redis answers.
  */
 export class RedisRateLimitStore implements RateLimitStore {
   readonly #redis: Redis;
@@ -74,21 +98,31 @@ export class RedisRateLimitStore implements RateLimitStore {
   readonly #fallback = new MemoryRateLimitStore();
   readonly #onStateChange: ((status: RateLimitStoreStatus) => void) | undefined;
   #failure: string | undefined;
+  /** The PING waiting or on its way while Redis is not asked (`#probeLater`). */
+  #probe: NodeJS.Timeout | undefined;
+  /** The wait before the next PING; back to the first one on a new connection. */
+  #probeDelayMs = FIRST_PROBE_MS;
+  #closing: Promise<void> | undefined;
 
   constructor(options: RedisRateLimitStoreOptions) {
     this.#prefix = options.prefix ?? "vellum:";
     this.#where = describeUrl(options.url);
     this.#onStateChange = options.onStateChange;
+    const commandTimeout = options.commandTimeoutMs ?? 250;
     this.#redis = new Redis(options.url, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
-      commandTimeout: options.commandTimeoutMs ?? 250,
+      commandTimeout,
+      socketTimeout: commandTimeout,
       connectTimeout: 2_000,
       retryStrategy: (attempt) => Math.min(attempt * 250, 2_000),
     });
     // Without a listener ioredis prints every connection error; the state below says it once.
     this.#redis.on("error", (error: Error) => this.#failed(error));
-    this.#redis.on("ready", () => this.#recovered());
+    this.#redis.on("ready", () => {
+      this.#probeDelayMs = FIRST_PROBE_MS;
+      this.#recovered();
+    });
     this.#redis.defineCommand("vellumIncrement", { numberOfKeys: 1, lua: INCREMENT });
     this.#redis.defineCommand("vellumSetFlag", { numberOfKeys: 2, lua: SET_FLAG });
     this.#redis.defineCommand("vellumCountFlags", { numberOfKeys: 1, lua: COUNT_FLAGS });
@@ -115,7 +149,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   async increment(key: string, windowMs: number): Promise<{ count: number; resetAt: number }> {
     return this.#attempt(
       async () => {
-        const [count, ttl] = await this.#redis.vellumIncrement(this.#key(key), windowMs);
+        const [count, ttl] = await this.#redis.vellumIncrement(this.#key(key), Math.ceil(windowMs));
         return { count, resetAt: Date.now() + ttl };
       },
       () => this.#fallback.increment(key, windowMs),
@@ -123,33 +157,34 @@ export class RedisRateLimitStore implements RateLimitStore {
   }
 
   async setFlag(key: string, ttlMs: number): Promise<void> {
+    if (!(ttlMs > 0)) return this.delete(key);
     await this.#attempt(
       async () => {
-        if (!(ttlMs > 0)) {
-          await this.#removeFlag(key);
-          return;
-        }
-        const until = Date.now() + ttlMs;
-        await this.#redis.vellumSetFlag(this.#key(key), this.#flagSet(key), until, Math.ceil(ttlMs));
+        const now = Date.now();
+        await this.#redis.vellumSetFlag(this.#key(key), this.#flagSet(key), now + ttlMs, Math.ceil(ttlMs), now);
       },
       () => this.#fallback.setFlag(key, ttlMs),
     );
   }
 
+  /** The later of the flag in Redis and one set in this process while Redis did not answer. */
   async getFlag(key: string): Promise<number | undefined> {
+    const local = await this.#fallback.getFlag(key);
     return this.#attempt(
       async () => {
         const until = Number(await this.#redis.get(this.#key(key)));
-        return until > Date.now() ? until : undefined;
+        return later(until > Date.now() ? until : undefined, local);
       },
-      () => this.#fallback.getFlag(key),
+      async () => local,
     );
   }
 
+  /** Removes the key from Redis and from this process, where it may have been set while Redis did not answer. */
   async delete(key: string): Promise<void> {
+    await this.#fallback.delete(key);
     await this.#attempt(
       () => this.#removeFlag(key),
-      () => this.#fallback.delete(key),
+      async () => undefined,
     );
   }
 
@@ -166,9 +201,14 @@ export class RedisRateLimitStore implements RateLimitStore {
     );
   }
 
-  async close(): Promise<void> {
-    await this.#fallback.close();
-    await this.#redis.quit().catch(() => this.#redis.disconnect());
+  /** Closes the connection; later calls share the first one's promise (`vellum serve` closes it after the kernel did). */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      clearTimeout(this.#probe);
+      await this.#fallback.close();
+      await this.#redis.quit().catch(() => this.#redis.disconnect());
+    })();
+    return this.#closing;
   }
 
   #key(key: string): string {
@@ -183,12 +223,15 @@ export class RedisRateLimitStore implements RateLimitStore {
     await this.#redis.multi().del(this.#key(key)).zrem(this.#flagSet(key), this.#key(key)).exec();
   }
 
-  /** Runs `shared` against Redis; when it fails, `local` answers and the store reports itself degraded. */
+  /**
+   * Runs `shared` against Redis; when it fails, `local` answers and the store reports itself
+   * degraded. While degraded, `local` answers at once: Redis is not asked until it answers a PING
+   * or a new connection is up.
+   */
   async #attempt<T>(shared: () => Promise<T>, local: () => Promise<T>): Promise<T> {
+    if (this.#failure !== undefined) return local();
     try {
-      const value = await shared();
-      this.#recovered();
-      return value;
+      return await shared();
     } catch (error) {
       this.#failed(error);
       return local();
@@ -196,14 +239,35 @@ export class RedisRateLimitStore implements RateLimitStore {
   }
 
   #failed(error: unknown): void {
+    if (this.#closing !== undefined) return;
+    this.#probeLater();
     if (this.#failure !== undefined) return;
     const reason = error instanceof Error ? error.message : String(error);
     this.#failure = `Redis at ${this.#where} does not answer (${reason}); counting in this process until it does`;
     this.#onStateChange?.(this.status());
   }
 
+  /** PINGs Redis after the current wait (unless a PING is already on its way); an answer ends the failure. */
+  #probeLater(): void {
+    if (this.#probe !== undefined) return;
+    const delay = this.#probeDelayMs;
+    this.#probeDelayMs = Math.min(delay * 2, MAX_PROBE_MS);
+    this.#probe = setTimeout(() => {
+      this.#redis.ping().then(
+        () => this.#recovered(),
+        (error: unknown) => {
+          this.#probe = undefined;
+          this.#failed(error);
+        },
+      );
+    }, delay);
+    this.#probe.unref();
+  }
+
   #recovered(): void {
-    if (this.#failure === undefined) return;
+    clearTimeout(this.#probe);
+    this.#probe = undefined;
+    if (this.#closing !== undefined || this.#failure === undefined) return;
     this.#failure = undefined;
     this.#onStateChange?.(this.status());
   }

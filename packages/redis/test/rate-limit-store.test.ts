@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { createServer, type Server, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
 import type { RateLimitStoreStatus } from "@vellum/core";
+import { Redis } from "ioredis";
 import { afterEach, describe, expect, it } from "vitest";
 import { RedisRateLimitStore, type RedisRateLimitStoreOptions } from "../src/index.js";
 
@@ -13,9 +14,11 @@ if (!REDIS_URL)
   console.warn("[redis] skipping the Redis store tests: VELLUM_TEST_REDIS_URL is not set (.ci/run sets it)");
 
 const stores: RedisRateLimitStore[] = [];
+const clients: Redis[] = [];
 const servers: Server[] = [];
 afterEach(async () => {
   await Promise.all(stores.splice(0).map((store) => store.close()));
+  await Promise.all(clients.splice(0).map((client) => client.quit()));
   for (const server of servers.splice(0)) await new Promise((resolve) => server.close(resolve));
 });
 
@@ -36,25 +39,51 @@ function storeOf(url: string, prefix: string, options: Partial<RedisRateLimitSto
   return store;
 }
 
+/** A plain client on `url`, to look at the keys a store wrote; closed after the test. */
+function clientOf(url: string) {
+  const client = new Redis(url);
+  clients.push(client);
+  return client;
+}
+
 const newPrefix = () => `vellum-test:${randomBytes(6).toString("hex")}:`;
 
-/** A TCP relay to Redis that the test can cut and restore: Redis going away and coming back. */
+/**
+ * A TCP relay to Redis that the test can cut and restore (Redis going away and coming back), or
+ * make hang and answer again: while it hangs, its connections stay open and swallow what they get,
+ * and new ones are accepted the same way, like a Redis that stopped (SIGSTOP) or a network that
+ * drops packets.
+ */
 async function relayTo(target: string) {
   const { hostname, port } = new URL(target);
   const sockets = new Set<Socket>();
+  const pairs = new Map<Socket, Socket>();
+  let hanging = false;
+  /** What the connections swallowed while the relay hung. */
+  let swallowed = "";
   const { connect } = await import("node:net");
   const listen = (server: Server, at: number) =>
     new Promise<number>((resolve) =>
       server.listen(at, "127.0.0.1", () => resolve((server.address() as AddressInfo).port)),
     );
+  const track = (socket: Socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    socket.on("error", () => socket.destroy());
+  };
+  const swallow = (client: Socket) => {
+    pairs.delete(client);
+    client.on("data", (chunk: Buffer) => (swallowed += chunk.toString("latin1")));
+    client.resume();
+  };
   const serve = () => {
     const server = createServer((client) => {
+      track(client);
+      if (hanging) return swallow(client);
       const upstream = connect(Number(port || 6379), hostname);
-      for (const socket of [client, upstream]) {
-        sockets.add(socket);
-        socket.on("close", () => sockets.delete(socket));
-        socket.on("error", () => socket.destroy());
-      }
+      track(upstream);
+      pairs.set(client, upstream);
+      client.on("close", () => pairs.delete(client));
       client.pipe(upstream).pipe(client);
     });
     servers.push(server);
@@ -74,6 +103,20 @@ async function relayTo(target: string) {
       server = serve();
       await listen(server, relayPort);
     },
+    hang() {
+      hanging = true;
+      for (const [client, upstream] of pairs) {
+        upstream.unpipe(client);
+        client.unpipe(upstream);
+        upstream.destroy();
+        swallow(client);
+      }
+    },
+    answer() {
+      hanging = false;
+    },
+    /** Everything sent to it while it hung. */
+    swallowed: () => swallowed,
   };
 }
 
@@ -85,15 +128,17 @@ describe.skipIf(!REDIS_URL)("RedisRateLimitStore", () => {
     const a = storeOf(url, prefix);
     const b = storeOf(url, prefix);
     await Promise.all([a.connected(), b.connected()]);
-    const first = await a.increment("rl:search:203.0.113.7", 300);
+    // A window of seconds, so that the calls below land in it even on a loaded machine.
+    const first = await a.increment("rl:search:203.0.113.7", 2_000);
     expect(first.count).toBe(1);
     expect(first.resetAt).toBeGreaterThan(Date.now());
-    expect(first.resetAt).toBeLessThanOrEqual(Date.now() + 300);
-    expect((await b.increment("rl:search:203.0.113.7", 300)).count).toBe(2);
-    expect((await a.increment("rl:search:203.0.113.7", 300)).count).toBe(3);
-    expect((await b.increment("rl:search:198.51.100.1", 300)).count).toBe(1);
-    await sleep(350);
-    expect((await b.increment("rl:search:203.0.113.7", 300)).count).toBe(1);
+    expect(first.resetAt).toBeLessThanOrEqual(Date.now() + 2_000);
+    expect((await b.increment("rl:search:203.0.113.7", 2_000)).count).toBe(2);
+    expect((await a.increment("rl:search:203.0.113.7", 2_000)).count).toBe(3);
+    expect((await b.increment("rl:search:198.51.100.1", 2_000)).count).toBe(1);
+    // Redis expired the key no later than `resetAt` (it started the window before answering).
+    await sleep(first.resetAt - Date.now() + 50);
+    expect((await b.increment("rl:search:203.0.113.7", 2_000)).count).toBe(1);
     expect(a.status()).toEqual({ kind: "redis", shared: true, state: "ok" });
   });
 
@@ -103,12 +148,13 @@ describe.skipIf(!REDIS_URL)("RedisRateLimitStore", () => {
     const b = storeOf(url, prefix);
     await Promise.all([a.connected(), b.connected()]);
     await a.setFlag("lock:203.0.113.7", 60_000);
-    await a.setFlag("lock:198.51.100.1", 250);
+    await a.setFlag("lock:198.51.100.1", 2_000);
+    const shortOneGone = Date.now() + 2_000;
     const until = await b.getFlag("lock:203.0.113.7");
     expect(until).toBeGreaterThan(Date.now() + 59_000);
     expect(await b.countFlags("lock:")).toBe(2);
     expect(await b.countFlags("lock:198.")).toBe(1);
-    await sleep(300);
+    await sleep(shortOneGone - Date.now() + 50);
     expect(await b.getFlag("lock:198.51.100.1")).toBeUndefined();
     expect(await a.countFlags("lock:")).toBe(1);
     await b.delete("lock:203.0.113.7");
@@ -116,6 +162,32 @@ describe.skipIf(!REDIS_URL)("RedisRateLimitStore", () => {
     expect(await a.countFlags("lock:")).toBe(0);
     await a.setFlag("lock:192.0.2.9", 0);
     expect(await a.getFlag("lock:192.0.2.9")).toBeUndefined();
+  });
+
+  it("drops expired lockouts from the namespace's set when it sets one, not only when it counts them", async () => {
+    const prefix = newPrefix();
+    const store = storeOf(url, prefix);
+    await store.connected();
+    // The set lives as long as its longest lockout, so steady lockouts would keep it forever.
+    await store.setFlag("lock:203.0.113.7", 60_000);
+    await store.setFlag("lock:198.51.100.1", 50);
+    await sleep(100);
+    await store.setFlag("lock:192.0.2.9", 60_000);
+    expect(await clientOf(url).zrange(`${prefix}flags:lock:`, 0, -1)).toEqual([
+      `${prefix}lock:203.0.113.7`,
+      `${prefix}lock:192.0.2.9`,
+    ]);
+  });
+
+  it("expires a counter whose window is not a whole number of milliseconds", async () => {
+    const prefix = newPrefix();
+    const store = storeOf(url, prefix);
+    await store.connected();
+    expect((await store.increment("rl:search:203.0.113.7", 1_500.5)).count).toBe(1);
+    expect(store.status().state).toBe("ok");
+    const ttl = await clientOf(url).pttl(`${prefix}rl:search:203.0.113.7`);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(1_501);
   });
 
   it("counts in this process while Redis does not answer, says so once, and counts together again after", async () => {
@@ -142,6 +214,70 @@ describe.skipIf(!REDIS_URL)("RedisRateLimitStore", () => {
     await relay.restore();
     await waitFor(async () => (await store.increment("authfail:203.0.113.7", 60_000)).count === 2);
     expect(store.status().state).toBe("ok");
+    expect(changes.map((change) => change.state)).toEqual(["degraded", "ok"]);
+  });
+
+  it("keeps a lockout set in this process while Redis did not answer, once Redis answers again", async () => {
+    const relay = await relayTo(url);
+    const store = storeOf(relay.url, newPrefix());
+    await store.connected();
+    await relay.cut();
+    await store.setFlag("lock:203.0.113.7", 60_000);
+    const local = (await store.getFlag("lock:203.0.113.7")) as number;
+    expect(local).toBeGreaterThan(Date.now());
+
+    await relay.restore();
+    await waitFor(() => store.status().state === "ok", 10_000);
+    expect(await store.getFlag("lock:203.0.113.7")).toBe(local);
+    // The later of the two holds; removing the lockout removes both.
+    await store.setFlag("lock:203.0.113.7", 120_000);
+    expect(await store.getFlag("lock:203.0.113.7")).toBeGreaterThan(local + 50_000);
+    await store.delete("lock:203.0.113.7");
+    expect(await store.getFlag("lock:203.0.113.7")).toBeUndefined();
+  });
+
+  it("while Redis hangs, makes one call wait the command timeout and answers the next ones at once, until Redis answers again", async () => {
+    const relay = await relayTo(url);
+    const prefix = newPrefix();
+    const changes: RateLimitStoreStatus[] = [];
+    const store = storeOf(relay.url, prefix, { onStateChange: (status) => changes.push(status) });
+    await store.connected();
+    expect((await store.increment("rl:search:203.0.113.7", 60_000)).count).toBe(1);
+
+    relay.hang();
+    // This call waits the 250 ms command timeout, then counts in this process.
+    expect((await store.increment("rl:search:203.0.113.7", 60_000)).count).toBe(1);
+    expect(store.status().state).toBe("degraded");
+    expect(relay.swallowed()).toContain("rl:search:203.0.113.7");
+    const sent = relay.swallowed().length;
+    for (let count = 2; count <= 21; count++)
+      expect((await store.increment("rl:search:203.0.113.7", 60_000)).count).toBe(count);
+    // None of the twenty was sent to Redis to wait for the timeout (a background PING may have been).
+    expect(relay.swallowed().slice(sent)).not.toContain("rl:search");
+    expect(changes.map((change) => change.state)).toEqual(["degraded"]);
+
+    relay.answer();
+    await waitFor(() => store.status().state === "ok", 10_000);
+    expect((await store.increment("rl:search:203.0.113.7", 60_000)).count).toBe(2);
+    expect(changes.map((change) => change.state)).toEqual(["degraded", "ok"]);
+  });
+
+  it("after a command fails, counts in this process without asking Redis until Redis answers a PING", async () => {
+    const prefix = newPrefix();
+    const client = clientOf(url);
+    const changes: RateLimitStoreStatus[] = [];
+    const store = storeOf(url, prefix, { onStateChange: (status) => changes.push(status) });
+    await store.connected();
+    // A key of another type: Redis refuses to count it.
+    await client.hset(`${prefix}rl:search:203.0.113.7`, "hits", "1");
+    expect((await store.increment("rl:search:203.0.113.7", 60_000)).count).toBe(1);
+    expect(store.status().state).toBe("degraded");
+    expect((await store.increment("rl:search:198.51.100.1", 60_000)).count).toBe(1);
+    expect(await client.exists(`${prefix}rl:search:198.51.100.1`)).toBe(0);
+
+    await waitFor(() => store.status().state === "ok");
+    expect((await store.increment("rl:search:198.51.100.1", 60_000)).count).toBe(1);
+    expect(await client.get(`${prefix}rl:search:198.51.100.1`)).toBe("1");
     expect(changes.map((change) => change.state)).toEqual(["degraded", "ok"]);
   });
 

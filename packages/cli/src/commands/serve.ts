@@ -1,5 +1,12 @@
-import { createVellum, loadOrCreateSecret, prepareDataDir, resolvePlugins } from "@vellum/core";
-import { listen, type VellumServer } from "@vellum/core/node";
+import {
+  createVellum,
+  loadOrCreateSecret,
+  prepareDataDir,
+  type RateLimitStore,
+  resolvePlugins,
+  type Vellum,
+} from "@vellum/core";
+import { type Listenable, listen, type VellumServer } from "@vellum/core/node";
 import { defineCommand } from "citty";
 import { ensureApiKey } from "../api-key.js";
 import type { CliContext } from "../cli-context.js";
@@ -27,15 +34,23 @@ export function serveCommand(ctx: CliContext) {
       const vellumConfig = toVellumConfig(settings, ctx, { apiKey: key, csrfSecret });
       const rateLimitStore = counterStore(config.redisUrl, ctx.logger);
       if (rateLimitStore) vellumConfig.security = { ...vellumConfig.security, rateLimitStore };
-      const vellum = createVellum(vellumConfig);
+      let vellum: Vellum | undefined;
       let server: VellumServer;
       try {
+        vellum = createVellum(vellumConfig);
         await vellum.ready();
-        server = await listen(vellum, { port: config.port, host: config.host, signals: ctx.signals ?? true });
+        server = await listen(closingStore(vellum, rateLimitStore), {
+          port: config.port,
+          host: config.host,
+          signals: ctx.signals ?? true,
+        });
       } catch (error) {
         await vellum
-          .close()
+          ?.close()
           .catch((closeError: unknown) => ctx.logger.debug("close after a failed start:", closeError));
+        // Also when createVellum threw or a close step before the store's failed: an open Redis
+        // client would keep the process alive.
+        await rateLimitStore?.close?.();
         throw error;
       }
       ctx.logger.ready(`vellum ${ctx.version} listening on ${server.url} (data directory ${config.dataDir})`);
@@ -51,4 +66,18 @@ export function serveCommand(ctx: CliContext) {
       ctx.onListen?.(server);
     },
   });
+}
+
+/**
+ * `vellum`, whose close also closes the counter store. The kernel closes the store after its other
+ * close steps, so not when one of them fails; a Redis client left open would keep the process alive.
+ */
+function closingStore(vellum: Vellum, store: RateLimitStore | undefined): Listenable {
+  return {
+    ready: () => vellum.ready(),
+    close: () => vellum.close().finally(() => store?.close?.()),
+    get handler() {
+      return vellum.handler;
+    },
+  };
 }
