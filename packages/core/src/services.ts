@@ -24,8 +24,11 @@ export interface ArticlesService {
  */
 export interface StorageQuotaService {
   quotaBytes: number;
-  /** Bytes in use now: the database and every file under the data dir. */
-  usedBytes(): number;
+  /**
+   * Bytes in use now: the database and every file under the data dir. `except` leaves out a folder
+   * whose plugin gives its own total (`storage:accounted`), for that plugin to add its figure of now.
+   */
+  usedBytes(options?: { except?: string }): number;
 }
 
 /**

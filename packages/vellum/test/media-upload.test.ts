@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { request as httpRequest, createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { readdir } from "node:fs/promises";
@@ -55,6 +56,43 @@ async function mediaFiles(): Promise<{ stored: string[]; work: string[] }> {
   const dir = join(t!.dataDir, "media");
   const stored = (await readdir(dir)).filter((name) => name !== ".work");
   return { stored, work: await readdir(join(dir, ".work")) };
+}
+
+/** Serves the instance over real HTTP (closed after the test); its port. */
+async function listen(): Promise<number> {
+  server = createServer(t!.vellum.handler);
+  await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+const BOUNDARY = "----vellum-test-boundary";
+const PART_HEAD = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\n\r\n`;
+
+/**
+ * `POST /api/v1/media` over real HTTP announcing `length` bytes of multipart body, which the caller
+ * writes to `req` piece by piece; `answer` is the status and body of the response.
+ */
+function rawUpload(port: number, headers: Record<string, string>, length: number) {
+  const req = httpRequest({
+    host: "127.0.0.1",
+    port,
+    method: "POST",
+    path: "/api/v1/media",
+    headers: {
+      ...headers,
+      "content-type": `multipart/form-data; boundary=${BOUNDARY}`,
+      "content-length": String(length),
+    },
+  });
+  const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
+    req.on("error", reject);
+    req.on("response", (res) => {
+      let body = "";
+      res.setEncoding("utf8").on("data", (chunk: string) => (body += chunk));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+  });
+  return { req, answer };
 }
 
 const png = (width: number, height: number, color = "#3366cc") =>
@@ -305,28 +343,47 @@ describe("media: hostile uploads", () => {
     expect((await upload(await png(10, 10))).status).toBe(201);
   });
 
+  it("refuses with 507, under the write lock of its row, the one of two uploads side by side that no longer fits", async () => {
+    // Each PDF (stored as uploaded) fits in what the quota leaves, the two together do not. Both are
+    // held mid-body until both passed the check made before a body is received; before, that check
+    // was the only one, and both were stored.
+    await boot({ allowPdf: true });
+    const used = ((await (await t!.fetch("/health/storage")).json()) as { used_bytes: number }).used_bytes;
+    await t!.close();
+    await boot({ allowPdf: true }, (used + 1024 * 1024) / 1024 ** 3);
+    const port = await listen();
+    const headers = await t!.writeHeaders();
+    const tail = `\r\n--${BOUNDARY}--\r\n`;
+    const uploads = [1, 2].map(() => {
+      const pdf = Buffer.concat([Buffer.from("%PDF-1.4\n"), randomBytes(600 * 1024)]);
+      const sending = rawUpload(port, headers, PART_HEAD.length + pdf.length + tail.length);
+      sending.req.write(PART_HEAD);
+      sending.req.write(pdf.subarray(0, 1024));
+      return { ...sending, pdf };
+    });
+    await waitFor(async () => (await mediaFiles()).work.length === 2, "both uploads being received");
+    for (const { req, pdf } of uploads) req.end(Buffer.concat([pdf.subarray(1024), Buffer.from(tail)]));
+    const answers = await Promise.all(uploads.map((sending) => sending.answer));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([201, 507]);
+    const refused = JSON.parse(answers.find((answer) => answer.status === 507)!.body) as { error: { code: string } };
+    expect(refused.error.code).toBe("storage_quota_exceeded");
+    const files = await mediaFiles();
+    expect(files.work).toEqual([]);
+    expect(files.stored).toHaveLength(1);
+    const storage = (await (await t!.fetch("/health/storage")).json()) as {
+      used_bytes: number;
+      quota_bytes: number;
+      accounted: Record<string, number>;
+    };
+    expect(storage.accounted).toEqual({ media: uploads[0]!.pdf.length });
+    expect(storage.used_bytes).toBeLessThanOrEqual(storage.quota_bytes);
+  });
+
   it("leaves no temporary file when the client goes away mid-upload, and keeps serving", async () => {
     await boot();
-    server = createServer(t!.vellum.handler);
-    await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
-    const { port } = server.address() as AddressInfo;
-    const headers = await t!.writeHeaders();
-    const boundary = "----vellum-test-boundary";
-    const req = httpRequest({
-      host: "127.0.0.1",
-      port,
-      method: "POST",
-      path: "/api/v1/media",
-      headers: {
-        ...headers,
-        "content-type": `multipart/form-data; boundary=${boundary}`,
-        "content-length": String(10 * 1024 * 1024),
-      },
-    });
-    req.on("error", () => undefined);
-    req.write(
-      `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n`,
-    );
+    const { req, answer } = rawUpload(await listen(), await t!.writeHeaders(), 10 * 1024 * 1024);
+    answer.catch(() => undefined);
+    req.write(PART_HEAD);
     req.write(Buffer.alloc(256 * 1024, 1));
     await waitFor(async () => (await mediaFiles()).work.length === 1, "the upload's temporary file");
     req.destroy();

@@ -7,6 +7,7 @@ import { CACHE_SETTINGS, type CacheOptions, checkCacheSettings } from "./options
 import { registerPurgeRoute } from "./purge-route.js";
 import { ResponseCache } from "./response-cache.js";
 import { type CacheStore, MemoryCacheStore } from "./store.js";
+import { cacheMigrations, recordPurge } from "./tables.js";
 
 /** `Cache-Control` of cacheable reads: browsers revalidate every time, shared caches keep them briefly. */
 export function cacheControlFor(options: Pick<CacheOptions, "sharedMaxAge" | "staleWhileRevalidate">): string {
@@ -17,8 +18,8 @@ export function cacheControlFor(options: Pick<CacheOptions, "sharedMaxAge" | "st
 /**
  * Cache (contract §6): ETag, `Cache-Control`, `Cache-Tag` and `Surrogate-Key` on the reads of
  * routes that declare `meta.cacheTags`, 304s, a bounded local response cache answered before
- * routing, exact purges on every article change, `POST /api/v1/cache/purge`, and purges
- * forwarded to a CDN when configured.
+ * routing, exact purges on every article change, `POST /api/v1/cache/purge` (in every process on
+ * the database), and purges forwarded to a CDN when configured.
  */
 export const cache = definePlugin<CacheOptions>({
   name: "cache",
@@ -30,6 +31,7 @@ export const cache = definePlugin<CacheOptions>({
   optionalDependsOn: ["articles"],
   setup(ctx) {
     const options = ctx.options;
+    ctx.migrations(cacheMigrations);
     let store: CacheStore | undefined;
     const metrics = createCacheMetrics(ctx.metrics, () => store);
     if (options.maxEntries > 0) {
@@ -60,8 +62,12 @@ export const cache = definePlugin<CacheOptions>({
       articles: () => ctx.tryInject("articles"),
       async purge(tags) {
         if (tags.length === 0) return;
+        // Written, so that the other processes on the database drop what they hold too (tables.ts).
+        await ctx.write(async (w) => {
+          await recordPurge(w.trx, tags);
+          await cdn?.enqueue(w.trx, tags);
+        });
         const entries = cache.purge(tags, "api", true);
-        await cdn?.enqueue(ctx.db, tags);
         void ctx.hooks.callHook("cache:purged", { tags, reason: "api", entries });
       },
     });

@@ -25,8 +25,8 @@ export interface PurgeRouteDeps {
 const purgeSchema: RouteSchema = {
   summary: "Purges an article's cached responses: its page, the list and its tags' pages",
   description:
-    "Here and, when CDN forwarding is on, at the CDN. A slug with no article purges its page only; without the " +
-    "articles plugin nothing is purged. Rate limited to 5 a minute per client IP.",
+    "In every process on the database and, when CDN forwarding is on, at the CDN. A slug with no article purges " +
+    "its page only; without the articles plugin nothing is purged. Rate limited to 5 a minute per client IP.",
   tags: ["cache"],
   body: Type.Object({
     slug: Type.Unknown({
@@ -47,8 +47,8 @@ const purgeSchema: RouteSchema = {
 /**
  * `POST /api/v1/cache/purge {"slug"}` (key and CSRF, 5 a minute per client IP): purges what the
  * article shows on, as a change of it would (its page, the list, its tags' pages: the articles
- * service's `cacheTags`), here and, when forwarding is on, at the CDN. A slug with no article
- * purges its page only; without the articles plugin there is nothing to purge.
+ * service's `cacheTags`), in every process on the database and, when forwarding is on, at the CDN.
+ * A slug with no article purges its page only; without the articles plugin there is nothing to purge.
  */
 export function registerPurgeRoute(router: PluginRouter, deps: PurgeRouteDeps): void {
   router.post(

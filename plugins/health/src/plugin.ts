@@ -37,7 +37,7 @@ export const health = definePlugin<HealthOptions>({
 
     ctx.hooks.hook("storage:changed", (change) => usage.apply(change));
     ctx.hooks.hook("storage:accounted", ({ folder, bytes }) => usage.account(folder, bytes));
-    ctx.provide("storage", { quotaBytes: usage.quotaBytes, usedBytes: () => usage.usedBytes() });
+    ctx.provide("storage", { quotaBytes: usage.quotaBytes, usedBytes: (options) => usage.usedBytes(options?.except) });
     ctx.onStart(async () => {
       refuseReservedNames(ctx.kernel.components());
       await usage.rescan().catch((error: unknown) => ctx.captureError(error, { task: "storage-scan" }));

@@ -118,9 +118,9 @@ export class StorageUsage {
     return this.#scan ? this.#scan.then(() => this.rescan()) : this.rescan();
   }
 
-  #accountedBytes(): number {
+  #accountedBytes(except?: string): number {
     let total = 0;
-    for (const bytes of this.#accounted.values()) total += bytes;
+    for (const [folder, bytes] of this.#accounted) if (folder !== except) total += bytes;
     return total;
   }
 
@@ -133,8 +133,9 @@ export class StorageUsage {
     }
   }
 
-  usedBytes(): number {
-    return this.#filesBytes + this.#accountedBytes() + this.databaseBytes();
+  /** `except`: a folder with a total of its own left out (`StorageQuotaService.usedBytes`). */
+  usedBytes(except?: string): number {
+    return this.#filesBytes + this.#accountedBytes(except) + this.databaseBytes();
   }
 
   async snapshot(): Promise<StorageSnapshot> {

@@ -8,14 +8,14 @@ import type { MediaOptions } from "./options.js";
 import { type CleanupResult, findOrphans } from "./orphans.js";
 import { MIME_OF, type MediaKind, sniffKind } from "./sniff.js";
 import type { MediaStore } from "./store.js";
-import type { MediaItemsTable, MediaTables } from "./tables.js";
+import type { MediaDb, MediaItemsTable, MediaTables } from "./tables.js";
+import { receiveUpload } from "./upload.js";
 
 /**
  * How long a stored file or a work entry must have been left untouched before a start may take it
  * for a crash's leftover: younger ones may belong to an upload another process is taking.
  */
 const SETTLE_MS = 10 * 60_000;
-import { receiveUpload } from "./upload.js";
 
 const nextMediaId = ulidFactory();
 
@@ -99,7 +99,11 @@ export class MediaLibrary {
       : { maxBytes: this.#options.maxUploadBytes, quotaBound: false };
   }
 
-  /** `POST /api/v1/media`: the item, and whether it is new (201) or was there (200). */
+  /**
+   * `POST /api/v1/media`: the item, and whether it is new (201) or was there (200). The quota is
+   * checked twice: before the body is received, so an upload that cannot fit is cut at once, and
+   * again under the write lock of the insert, where uploads running beside it can no longer both pass.
+   */
   async upload(event: H3Event): Promise<{ created: boolean; item: MediaItem }> {
     if (this.#deps.quota()) await this.account();
     const upload = await receiveUpload(event, this.#deps.workDir, this.#limit());
@@ -149,16 +153,19 @@ export class MediaLibrary {
       await this.#deps.store.put(file, kind === "pdf" ? path : output);
       try {
         await this.#deps.ctx.write(async (w) => {
+          await this.#checkRoom(w.trx, row.stored_bytes);
           await w.trx.insertInto("media_items").values(row).execute();
         });
       } catch (error) {
         await this.#deps.store.remove(file);
-        // Another process stored the same bytes first: its item is the answer.
+        // Another process stored the same bytes first: its item is the answer (over the quota or not).
         const winner = await this.#bySha(sha256);
         if (winner) return winner;
         throw error;
       }
-      void this.#deps.ctx.hooks.callHook("storage:changed", { bytes: row.stored_bytes, mount: "media" });
+      // The total by the rows, not this file's bytes added: the accounting may have heard a total
+      // that already holds it (another upload's, read after this commit), and would count it twice.
+      await this.account();
       return row;
     } finally {
       await rm(output, { force: true });
@@ -220,15 +227,35 @@ export class MediaLibrary {
       await store.remove(orphan.file);
       bytes += orphan.stored_bytes;
     }
-    if (bytes > 0) void ctx.hooks.callHook("storage:changed", { bytes: -bytes, mount: "media" });
+    if (bytes > 0) await this.account();
     return { removed: orphans.length, bytes_freed: bytes };
   }
 
-  /** Items and their stored bytes (the accounting `/health/media` reports). */
+  /**
+   * Under the write lock of an upload's insert (`BEGIN IMMEDIATE`), where no other upload of any
+   * process can commit: refuses the stored file (507) when it does not fit in what the quota
+   * leaves beside everything else and the media folder's total by its rows, read here. The check
+   * before the body was received saw neither the uploads that ran beside this one, here or in
+   * another process, nor the stored webp, which can be larger than the upload. No hook is called
+   * here: a subscriber that queried the database would wait for this transaction forever.
+   */
+  async #checkRoom(trx: MediaDb, bytes: number): Promise<void> {
+    const quota = this.#deps.quota();
+    if (!quota) return;
+    const media = (await this.totals(trx)).stored_bytes;
+    const left = Math.max(0, quota.quotaBytes - quota.usedBytes({ except: "media" }) - media);
+    if (bytes > left) {
+      throw new ApiError(
+        "storage_quota_exceeded",
+        `The stored file's ${bytes} bytes are over the ${left} bytes the storage quota leaves.`,
+      );
+    }
+  }
+
   /**
    * Gives the storage accounting the media folder's bytes by its rows (`storage:accounted`): at
-   * start, and before each upload, so what other processes on this data dir stored counts toward
-   * the quota here too (each hears only its own `storage:changed`).
+   * start, before and after each upload, after a cleanup, and whenever another process on this
+   * data dir has written, so what the others stored counts here too.
    */
   async account(): Promise<void> {
     await this.#deps.ctx.hooks.callHook("storage:accounted", {
@@ -237,8 +264,9 @@ export class MediaLibrary {
     });
   }
 
-  async totals(): Promise<{ items: number; stored_bytes: number }> {
-    const row = await this.#deps.ctx.db
+  /** Items and their stored bytes (the accounting `/health/media` reports); `db` is a write's transaction when there is one. */
+  async totals(db: MediaDb = this.#deps.ctx.db): Promise<{ items: number; stored_bytes: number }> {
+    const row = await db
       .selectFrom("media_items")
       .select((eb) => [
         eb.fn.countAll<number>().as("items"),

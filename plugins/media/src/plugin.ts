@@ -52,6 +52,16 @@ export const media = definePlugin<MediaOptions, MediaTables>({
       await library.account();
     });
     ctx.onClose(() => decoders.close());
+    // In every process: the uploads and cleanups of the others on this data dir move the media total
+    // here too, so it is taken again by the rows once another process has written (its own moves are
+    // heard at once). Asking SQLite for `data_version` costs microseconds; the SUM runs only then.
+    let seen: number | undefined;
+    ctx.schedule("account-storage", { everyMs: 5000, everyProcess: true }, async () => {
+      const version = ctx.database.dataVersion();
+      if (version === seen) return;
+      seen = version;
+      await library.account();
+    });
     // Once at start too, so an instance restarted more often than daily still cleans up.
     ctx.schedule("cleanup-orphans", { everyMs: DAY, jitterMs: 3_600_000, runImmediately: true }, async () => {
       const { removed, bytes_freed } = await library.cleanupOrphans(articles());
