@@ -22,7 +22,7 @@ export type {
 } from "./db/types.js";
 export { type CollectOptions, type CommitFlush, type CommitHookName, collectForCommit } from "./db/write.js";
 export { readSnapshot } from "./db/read-snapshot.js";
-export { acquireFileLock, type FileLock, type FileLockOptions } from "./leases/file-lock.js";
+export { acquireFileLock, type FileLock, fileLockHeld, type FileLockOptions } from "./leases/file-lock.js";
 export { RequiredFlushError, type Write } from "./db/write.js";
 export { API_ERROR_DESCRIPTIONS, API_ERROR_STATUS, ApiError, validationFailed } from "./errors/api-error.js";
 export type { ApiErrorCode, ApiErrorDetail } from "./errors/api-error.js";

@@ -4,6 +4,7 @@ import { lstat, mkdir, mkdtemp, readdir, readFile, readlink, rm, symlink, writeF
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import { acquireFileLock } from "@vellum/core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   checkSpace,
@@ -288,17 +289,27 @@ describe("restoreGeneration: preconditions (exit 5, nothing written)", () => {
     expect(await tree(dir)).toEqual(before);
   });
 
-  it("a live process's own .vellum.lock.<pid> holds <dest> when .vellum.lock names a process that is gone", async () => {
+  it("a process's own lock file holds <dest> while the process runs, whatever pid its name or .vellum.lock gives", async () => {
     const { dir, file, dest } = await caseDir();
     await oldDataDir(dest);
+    // Both pids are of processes gone here, as a serving container's are to a restore in another
+    // container: only the lock the operating system holds for the running process tells.
     const dead = spawnSync(process.execPath, ["-e", ""]).pid;
     await writeFile(join(dest, ".vellum.lock"), JSON.stringify({ pid: dead, startedAt: NOW }));
-    await writeFile(join(dest, `.vellum.lock.${process.pid}`), JSON.stringify({ pid: process.pid, startedAt: NOW }));
-    const before = await tree(dir);
-    const error = await failure(restoreGeneration(options(file, dest)));
-    expect(error.code).toBe("E_LOCKED");
-    expect(error.message).toContain(`a running Vellum (pid ${process.pid}) holds the data dir`);
-    expect(await tree(dir)).toEqual(before);
+    const serving = await acquireFileLock(join(dest, `.vellum.lock.${dead}.01M8SERVING`));
+    try {
+      const before = await tree(dir);
+      const error = await failure(restoreGeneration(options(file, dest)));
+      expect(error.code).toBe("E_LOCKED");
+      expect(error.message).toContain(`a running Vellum (pid ${dead}) holds the data dir`);
+      expect(await tree(dir)).toEqual(before);
+    } finally {
+      serving.release();
+    }
+    // The lock file a process that crashed left behind is free: it keeps nothing out.
+    await writeFile(join(dest, `.vellum.lock.${dead}.01M8CRASHED`), "");
+    const result = await restoreGeneration(options(file, dest));
+    expect(result.replaced).toBe(`${dest}.replaced-${STAMP}`);
   });
 
   it("a lock that cannot be understood is refused; a stale lock (dead pid) is not", async () => {

@@ -13,6 +13,40 @@ export interface FileLock {
   release(): void;
 }
 
+type DatabaseConstructor = Awaited<ReturnType<typeof loadDriver>>;
+
+/**
+ * Whether a process holds the `acquireFileLock` lock on the file at `path`: true while one does,
+ * false when the lock is free (its holder ended, however it ended), undefined when there is no such
+ * file or it is not a lock file. Takes the lock for an instant when it is free.
+ */
+export function probeFileLock(Database: DatabaseConstructor, path: string): boolean | undefined {
+  let probe: InstanceType<DatabaseConstructor>;
+  try {
+    probe = new Database(path, { fileMustExist: true, timeout: 0 });
+  } catch {
+    return undefined;
+  }
+  try {
+    probe.exec("BEGIN IMMEDIATE");
+    probe.exec("ROLLBACK");
+    return false;
+  } catch (error) {
+    return /^SQLITE_BUSY/.test(String((error as { code?: unknown }).code)) ? true : undefined;
+  } finally {
+    probe.close();
+  }
+}
+
+/**
+ * Whether a live process on this host holds the `acquireFileLock` lock at `path` (undefined when
+ * there is no such file): the operating system's word, so it holds in containers and pid
+ * namespaces, where a process id says nothing.
+ */
+export async function fileLockHeld(path: string): Promise<boolean | undefined> {
+  return probeFileLock(await loadDriver(), path);
+}
+
 /** The identity of the file `path` names now, or undefined when there is none. */
 function fileAt(path: string): string | undefined {
   const info = statSync(path, { throwIfNoEntry: false });

@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Database } from "better-sqlite3";
 import { loadDriver } from "../db/sqlite.js";
-import { acquireFileLock, type FileLock } from "./file-lock.js";
+import { acquireFileLock, type FileLock, probeFileLock } from "./file-lock.js";
 
 type DatabaseConstructor = Awaited<ReturnType<typeof loadDriver>>;
 
@@ -49,22 +49,8 @@ export class LeaseFile {
   /** Whether holder `id` ran on this host and has ended: its liveness file is there and its lock is free. */
   isGone(id: string): boolean {
     if (this.#holders === undefined || id === this.#own?.id) return false;
-    let lock: Database;
-    try {
-      lock = new this.#Database(join(this.#holders, id), { fileMustExist: true });
-    } catch {
-      return false; // no file: a holder elsewhere, known only by its lease's expiry
-    }
-    try {
-      lock.pragma("busy_timeout = 0");
-      lock.exec("BEGIN IMMEDIATE");
-      lock.exec("ROLLBACK");
-      return true;
-    } catch {
-      return false;
-    } finally {
-      lock.close();
-    }
+    // No file: a holder elsewhere, known only by its lease's expiry.
+    return probeFileLock(this.#Database, join(this.#holders, id)) === false;
   }
 
   /**

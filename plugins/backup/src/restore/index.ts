@@ -11,14 +11,7 @@ export {
   type RestoreFailure,
 } from "./errors.js";
 export { replacedCandidate, restoreNames, type RestoreNames, utcStamp } from "./names.js";
-export {
-  checkPreconditions,
-  DATA_DIR_LOCK,
-  lockPid,
-  processAlive,
-  processLockName,
-  type RestoreTarget,
-} from "./preconditions.js";
+export { checkPreconditions, DATA_DIR_LOCK, processLockName, type RestoreTarget } from "./preconditions.js";
 export { checkSpace, createStaging, freeBytes, spaceHeadroom } from "./staging.js";
 export { type Extracted, extractInto } from "./extract.js";
 export { checkRestoredDb, type RestoredDbCheck, type RestoredFrom, writeRestoredFrom } from "./postcheck.js";

@@ -1,28 +1,38 @@
 import { type Stats } from "node:fs";
 import { lstat, readdir, readFile, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { fileLockHeld } from "@vellum/core";
 import { errnoCode, RestoreError } from "./errors.js";
 import { restoreNames, type RestoreNames } from "./names.js";
 
 /** The name of the lock a running Vellum holds in its data dir. */
 export const DATA_DIR_LOCK = ".vellum.lock";
 
-/** The lock file of one process (`.vellum.lock.<pid>`): several processes may serve one data dir. */
-export const processLockName = (pid: number) => `${DATA_DIR_LOCK}.${pid}`;
+/**
+ * The lock file of one serving process, `.vellum.lock.<pid>.<instance>`: several processes may
+ * serve one data dir. The process holds an operating-system lock on it while it runs
+ * (`acquireFileLock`), so whether it runs is known without trusting its pid, which containers on
+ * one volume share (each may be pid 1) and a restore in another container cannot see. The pid is
+ * in the name for the messages.
+ */
+export const processLockName = (pid: number, instance: string) => `${DATA_DIR_LOCK}.${pid}.${instance}`;
+
+/** The pid a process lock file's name gives, for messages. */
+const pidOfProcessLock = (name: string) => name.slice(DATA_DIR_LOCK.length + 1).split(".")[0];
 
 /** What the preconditions found. */
 export interface RestoreTarget extends RestoreNames {
   /** Whether `dest` exists (a directory: anything else is refused). */
   destExists: boolean;
-  /** Set when `<dest>/.vellum.lock` (or a process's `.vellum.lock.<pid>`) exists but its process is gone. */
+  /** Set when `<dest>/.vellum.lock` exists but its process is gone. */
   staleLock: { pid: number } | undefined;
 }
 
 /**
  * §3.2 step 1 without the unlock: the parent of `dest` exists and is a directory, `dest` is not a
- * symlink (lstat) and, if it exists, is a directory, and no live process holds
- * `<dest>/.vellum.lock` or a `.vellum.lock.<pid>` of its own. Refuses with `E_PRECONDITION` or
- * `E_LOCKED` (exit 5); writes nothing.
+ * symlink (lstat) and, if it exists, is a directory, and no live process holds a lock file of its
+ * own (`.vellum.lock.<pid>.<instance>`, asked of the operating system) or `<dest>/.vellum.lock`.
+ * Refuses with `E_PRECONDITION` or `E_LOCKED` (exit 5); writes nothing.
  */
 export async function checkPreconditions(destInput: string): Promise<RestoreTarget> {
   const names = restoreNames(resolve(destInput));
@@ -43,8 +53,16 @@ export async function checkPreconditions(destInput: string): Promise<RestoreTarg
   }
   let staleLock: RestoreTarget["staleLock"];
   if (destStat !== undefined) {
-    const processLocks = (await readdir(dest)).filter((name) => name.startsWith(`${DATA_DIR_LOCK}.`));
-    for (const name of [DATA_DIR_LOCK, ...processLocks]) staleLock = (await checkLock(join(dest, name))) ?? staleLock;
+    for (const name of await readdir(dest)) {
+      if (!name.startsWith(`${DATA_DIR_LOCK}.`) || !(await fileLockHeld(join(dest, name)))) continue;
+      const lock = join(dest, name);
+      throw new RestoreError(
+        "E_LOCKED",
+        `a running Vellum (pid ${pidOfProcessLock(name)}) holds the data dir; stop the service first (${lock})`,
+        { path: lock },
+      );
+    }
+    staleLock = await checkLock(join(dest, DATA_DIR_LOCK));
   }
   return { ...names, destExists: destStat !== undefined, staleLock };
 }
@@ -72,7 +90,7 @@ async function checkLock(lock: string): Promise<{ pid: number } | undefined> {
 }
 
 /** The pid in a lock file: JSON `{ "pid": n }`, or a number on the first line. */
-export function lockPid(text: string): number | undefined {
+function lockPid(text: string): number | undefined {
   let pid: unknown;
   try {
     const parsed: unknown = JSON.parse(text);
@@ -84,7 +102,7 @@ export function lockPid(text: string): number | undefined {
 }
 
 /** Whether a process with `pid` exists (EPERM means it does, owned by someone else). */
-export function processAlive(pid: number): boolean {
+function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
