@@ -108,6 +108,27 @@ async function twoHolders(name: string) {
   return { one, a, b, heardA, heardB };
 }
 
+/**
+ * Two "processes" on one new database, each with its leases and a scheduler whose tasks `schedule`
+ * adds; A's leases start first, so A holds the tasks' leases. Both schedulers are started.
+ */
+async function twoSchedulers(schedule: (scheduler: Scheduler, name: "a" | "b") => void) {
+  const [one, two] = await twoProcesses();
+  const [leasesA, leasesB] = [leasesOf(), leasesOf()];
+  const scheduler = (leases: Leases, name: "a" | "b") => {
+    const s = new Scheduler({ leases, onError: (error) => expect.fail(String(error)) });
+    schedule(s, name);
+    running.push(s);
+    return s;
+  };
+  const [a, b] = [scheduler(leasesA, "a"), scheduler(leasesB, "b")];
+  await leasesA.start(one.file);
+  await leasesB.start(two.file);
+  a.start();
+  b.start();
+  return { a, leasesA };
+}
+
 describe("Leases", () => {
   it("refuses a leaseMs under a second with VELLUM_CONFIG_INVALID naming it", () => {
     for (const leaseMs of [500, 1500.5, Number.NaN])
@@ -262,22 +283,10 @@ describe("queues and scheduled tasks on one database", () => {
   }, 90_000); // four child processes that each compile the kernel
 
   it("runs a runImmediately task again in the process that takes its lease over, not an interval later", async () => {
-    const [one, two] = await twoProcesses();
     const runs = { a: 0, b: 0 };
-    const scheduler = (leases: Leases, name: "a" | "b") => {
-      const s = new Scheduler({ leases, onError: (error) => expect.fail(String(error)) });
-      s.schedule("core:daily", { everyMs: 86_400_000, runImmediately: true }, () => void runs[name]++);
-      running.push(s);
-      return s;
-    };
-    const leasesA = leasesOf();
-    const leasesB = leasesOf();
-    const a = scheduler(leasesA, "a");
-    const b = scheduler(leasesB, "b");
-    await leasesA.start(one.file);
-    await leasesB.start(two.file);
-    a.start();
-    b.start();
+    const { a, leasesA } = await twoSchedulers((s, name) =>
+      s.schedule("core:daily", { everyMs: 86_400_000, runImmediately: true }, () => void runs[name]++),
+    );
     await waitFor(() => runs.a === 1, 3000);
     await sleep(300);
     expect(runs.b).toBe(0);
@@ -288,25 +297,13 @@ describe("queues and scheduled tasks on one database", () => {
   });
 
   it("runs a scheduled task in the process holding its lease, and an everyProcess task in each", async () => {
-    const [one, two] = await twoProcesses();
     const counts = { a: 0, b: 0, eachA: 0, eachB: 0 };
-    const scheduler = (leases: Leases, name: "a" | "b") => {
-      const s = new Scheduler({ leases, onError: (error) => expect.fail(String(error)) });
+    const { a, leasesA } = await twoSchedulers((s, name) => {
       s.schedule("core:tick", { everyMs: 20 }, () => void counts[name]++);
       s.schedule("core:each", { everyMs: 20, everyProcess: true }, () => {
         counts[name === "a" ? "eachA" : "eachB"]++;
       });
-      running.push(s);
-      return s;
-    };
-    const leasesA = leasesOf();
-    const leasesB = leasesOf();
-    const a = scheduler(leasesA, "a");
-    const b = scheduler(leasesB, "b");
-    await leasesA.start(one.file);
-    await leasesB.start(two.file);
-    a.start();
-    b.start();
+    });
     await sleep(400);
     expect(counts.a).toBeGreaterThan(5);
     expect(counts.b).toBe(0);

@@ -41,6 +41,7 @@ describe("public exports", () => {
         "directoryBytes",
         "effectiveAuth",
         "errorResponse",
+        "fileLockHeld",
         "intQuery",
         "isLoopback",
         "isReply",
