@@ -301,17 +301,21 @@ export function createVellum(input: VellumConfig): Vellum {
     const deadline = Date.now() + (config.shutdownTimeoutMs ?? 10_000);
     while (inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     const report = (error: Error) => logger.error(error.message, error.cause);
-    await lifecycle.run("preClose", order, report);
-    await scheduler.stop();
-    await queue?.stop();
-    await leases.stop();
-    leaseFile?.close();
-    await lifecycle.run("close", order, report);
-    await bus.call("vellum:close", {});
-    for (const off of hookRegistry.splice(0)) off();
-    await storage.dispose();
-    await store.close?.();
-    await database?.close();
+    try {
+      await lifecycle.run("preClose", order, report);
+      await scheduler.stop();
+      await queue?.stop();
+      await leases.stop();
+      leaseFile?.close();
+      await lifecycle.run("close", order, report);
+      await bus.call("vellum:close", {});
+      for (const off of hookRegistry.splice(0)) off();
+      await storage.dispose();
+    } finally {
+      // Also when a step above failed: an open connection (a Redis client) would keep the process alive.
+      await store.close?.();
+      await database?.close();
+    }
     state = "closed";
     logger.info(`shut down in ${(performance.now() - began).toFixed(0)} ms`);
   }

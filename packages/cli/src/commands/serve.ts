@@ -1,12 +1,5 @@
-import {
-  createVellum,
-  loadOrCreateSecret,
-  prepareDataDir,
-  type RateLimitStore,
-  resolvePlugins,
-  type Vellum,
-} from "@vellum/core";
-import { type Listenable, listen, type VellumServer } from "@vellum/core/node";
+import { createVellum, loadOrCreateSecret, prepareDataDir, resolvePlugins, type Vellum } from "@vellum/core";
+import { listen, type VellumServer } from "@vellum/core/node";
 import { defineCommand } from "citty";
 import { ensureApiKey } from "../api-key.js";
 import type { CliContext } from "../cli-context.js";
@@ -39,18 +32,14 @@ export function serveCommand(ctx: CliContext) {
       try {
         vellum = createVellum(vellumConfig);
         await vellum.ready();
-        server = await listen(closingStore(vellum, rateLimitStore), {
-          port: config.port,
-          host: config.host,
-          signals: ctx.signals ?? true,
-        });
+        server = await listen(vellum, { port: config.port, host: config.host, signals: ctx.signals ?? true });
       } catch (error) {
         await vellum
           ?.close()
           .catch((closeError: unknown) => ctx.logger.debug("close after a failed start:", closeError));
-        // Also when createVellum threw or a close step before the store's failed: an open Redis
-        // client would keep the process alive.
-        await rateLimitStore?.close?.();
+        // The kernel closes the store it was given; without a kernel (createVellum threw) this does,
+        // or the open Redis client would keep the process alive.
+        if (!vellum) await rateLimitStore?.close?.();
         throw error;
       }
       ctx.logger.ready(`vellum ${ctx.version} listening on ${server.url} (data directory ${config.dataDir})`);
@@ -66,18 +55,4 @@ export function serveCommand(ctx: CliContext) {
       ctx.onListen?.(server);
     },
   });
-}
-
-/**
- * `vellum`, whose close also closes the counter store. The kernel closes the store after its other
- * close steps, so not when one of them fails; a Redis client left open would keep the process alive.
- */
-function closingStore(vellum: Vellum, store: RateLimitStore | undefined): Listenable {
-  return {
-    ready: () => vellum.ready(),
-    close: () => vellum.close().finally(() => store?.close?.()),
-    get handler() {
-      return vellum.handler;
-    },
-  };
 }
