@@ -37,7 +37,6 @@ export { errorResponse } from "./http/envelope.js";
 export { isReply, json, Reply, rawJson, text } from "./http/json.js";
 export { mountPrefix, publicPath } from "./http/mount.js";
 export { intQuery, pathParam } from "./http/params.js";
-export { readResponse, type ResponseParts, responseFrom } from "./http/response-parts.js";
 export type { KeyCheck, LifecycleState } from "./http/pipeline.js";
 export { requestId } from "./http/request-id.js";
 export { HTML_CSP } from "./http/security-headers.js";

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
-import { definePlugin } from "../src/index.js";
+import { ApiError, definePlugin, Reply, rawJson } from "../src/index.js";
 import { createTestVellum, type TestVellum } from "../src/testing/index.js";
 import { probePlugin } from "./fixtures/probe-plugin.js";
 
@@ -98,6 +98,55 @@ describe("http:request and http:response hooks", () => {
     expect(res.headers.get("location")).toBe("/made/1");
     expect(res.headers.get("x-seen")).toBe("201");
     expect(await res.json()).toEqual({ id: 1 });
+  });
+
+  it("http:reply rewrites a Reply or a JSON value before it becomes the response, never a Response", async () => {
+    const seen: Array<[string, number, string | null]> = [];
+    const stamper = definePlugin({
+      name: "stamper",
+      setup(ctx) {
+        ctx.router.get("/raw", () => rawJson('{"raw":true}', { headers: { "x-own": "kept" } }));
+        ctx.router.get("/native", () => new Response("native", { headers: { "content-type": "text/plain" } }));
+        ctx.router.get("/fails", () => {
+          throw new ApiError("not_found", "Nothing here.");
+        });
+        ctx.hooks.hook(
+          "http:reply",
+          ({ event, reply }) => void seen.push([event.url.pathname, reply.status, reply.body]),
+        );
+        ctx.hooks.hook("http:reply", (c) => {
+          const etag = `"${c.reply.body?.length ?? 0}"`;
+          const notModified = c.event.req.headers.get("if-none-match") === etag;
+          c.reply = new Reply(notModified ? null : c.reply.body, notModified ? 304 : c.reply.status, {
+            ...c.reply.headers,
+            etag,
+          });
+        });
+      },
+    });
+    t = await createTestVellum({ plugins: [probePlugin(), stamper()] });
+    const json = await t.fetch("/api/v1/page?limit=4");
+    expect(json.status).toBe(200);
+    expect(json.headers.get("etag")).toBe('"11"');
+    expect(json.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    expect(json.headers.get("x-request-id")).toBeTruthy();
+    expect(await json.json()).toEqual({ limit: 4 });
+
+    const raw = await t.fetch("/raw");
+    expect([raw.headers.get("etag"), raw.headers.get("x-own")]).toEqual(['"12"', "kept"]);
+    const notModified = await t.fetch("/raw", { headers: { "if-none-match": '"12"' } });
+    expect(notModified.status).toBe(304);
+    expect(notModified.headers.get("x-frame-options")).toBe("DENY");
+    expect(await notModified.text()).toBe("");
+
+    const native = await t.fetch("/native");
+    expect([native.status, native.headers.get("etag"), await native.text()]).toEqual([200, null, "native"]);
+    expect((await t.fetch("/fails")).status).toBe(404);
+    expect(seen).toEqual([
+      ["/api/v1/page", 200, '{"limit":4}'],
+      ["/raw", 200, '{"raw":true}'],
+      ["/raw", 200, '{"raw":true}'],
+    ]);
   });
 
   it("run after the kernel's gates: a limited or unauthorised request never reaches them", async () => {

@@ -46,10 +46,10 @@ function jitter(maxMs = 2): Promise<void> | undefined {
 }
 
 /**
- * Co-installed plugins that take their time, as real ones may (a compressing or logging `http:response` hook, a
+ * Co-installed plugins that take their time, as real ones may (a rewriting or logging `http:reply` hook, a
  * search index subscribed to `article:commit`, a flush that waits, a webhook subscriber of `article:afterCreate`):
  * they widen the windows the cache's epoch rule and its two purges exist for. `jitterBefore` is set up before the
- * cache, so its hooks run before the cache's: its `http:response` hook delays keeping a miss (a read that saw the
+ * cache, so its hooks run before the cache's: its `http:reply` hook delays keeping a miss (a read that saw the
  * database before a write can end after both of the write's purges), its commit subscriber keeps the write's
  * transaction open across turns of the event loop, and its `article:after*` hooks delay the cache's second purge
  * past the commit (a queued create is `applied` on the job route from its commit on). `jitterAfter` is set up after
@@ -59,7 +59,7 @@ const jitterBefore = definePlugin({
   name: "jitter-before",
   optionalDependsOn: ["articles"],
   setup(ctx) {
-    ctx.hooks.hook("http:response", ({ event }) => (event.req.method === "GET" ? jitter(5) : undefined));
+    ctx.hooks.hook("http:reply", ({ event }) => (event.req.method === "GET" ? jitter(5) : undefined));
     ctx.hooks.hook("article:commit", () => jitter(), { optional: true });
     ctx.hooks.hook("article:afterCreate", () => jitter(), { optional: true });
     ctx.hooks.hook("article:afterUpdate", () => jitter(), { optional: true });

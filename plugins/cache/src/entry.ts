@@ -11,8 +11,11 @@ export interface CacheEntry {
   readonly notModified: PreparedResponse;
 }
 
-/** A strong validator: 128 bits of the body's SHA-256, so equal bytes get equal ETags in every process. */
-export function strongEtag(body: Uint8Array): string {
+/**
+ * A strong validator: 128 bits of the body's SHA-256 (of its UTF-8 bytes when it is text), so equal
+ * bytes get equal ETags in every process.
+ */
+export function strongEtag(body: string | Uint8Array): string {
   return `"${hash("sha256", body, "base64url").slice(0, 22)}"`;
 }
 
@@ -32,9 +35,9 @@ export function matchesIfNoneMatch(header: string | null | undefined, etag: stri
 export const CACHING_HEADERS = new Set(["etag", "cache-control", "cache-tag", "surrogate-key"]);
 
 /**
- * Headers of the handler's response that describe the content, kept in the entry. What the kernel
- * adds per request (request id, security headers, CORS, rate-limit counters) or the transport
- * decides (length, date) is left out; a response that sets a cookie is never cached.
+ * Headers of the handler's reply that describe the content, kept in the entry. The kernel adds its
+ * per-request headers (request id, security headers, CORS, rate-limit counters) after `http:reply`;
+ * should a handler set one of them, or what the transport decides (length, date), it is left out.
  */
 const NOT_KEPT = new Set([
   "x-request-id",
@@ -54,8 +57,24 @@ const isKept = (name: string) =>
   !NOT_KEPT.has(name) && !name.startsWith("access-control-") && !name.startsWith("ratelimit-");
 
 /** The validators and caching headers every cacheable read carries, on 200 and 304 alike. */
-export function cachingHeaders(etag: string, tags: readonly string[], cacheControl: string): string[] {
-  return ["etag", etag, "cache-control", cacheControl, "cache-tag", tags.join(","), "surrogate-key", tags.join(" ")];
+export interface CachingHeaders {
+  etag: string;
+  "cache-control": string;
+  "cache-tag": string;
+  "surrogate-key": string;
+}
+
+export function cachingHeaders(
+  body: string | Uint8Array,
+  tags: readonly string[],
+  cacheControl: string,
+): CachingHeaders {
+  return {
+    etag: strongEtag(body),
+    "cache-control": cacheControl,
+    "cache-tag": tags.join(","),
+    "surrogate-key": tags.join(" "),
+  };
 }
 
 /** Builds the entry of a 200 response of a cacheable route. */
@@ -63,24 +82,22 @@ export function buildEntry(options: {
   key: string;
   route: string;
   body: Uint8Array;
-  /** The handler's response headers, `[name, value, …]`. */
-  headers: readonly string[];
+  /** The handler's own response headers. */
+  headers: Readonly<Record<string, string>>;
   tags: readonly string[];
-  cacheControl: string;
+  caching: CachingHeaders;
 }): CacheEntry {
-  const { key, route, body, tags } = options;
-  const etag = strongEtag(body);
-  const validators = cachingHeaders(etag, tags, options.cacheControl);
+  const { key, route, body, tags, caching } = options;
+  const validators = Object.entries(caching).flat();
   const content: string[] = [];
-  const source = options.headers;
-  for (let i = 0; i < source.length; i += 2) {
-    const name = source[i] as string;
-    if (isKept(name)) content.push(name, source[i + 1] as string);
+  for (const [name, value] of Object.entries(options.headers)) {
+    const lower = name.toLowerCase();
+    if (isKept(lower)) content.push(lower, value);
   }
   const headers = [...content, ...validators];
   const headerBytes = headers.reduce((sum, part) => sum + part.length, 0);
   return {
-    etag,
+    etag: caching.etag,
     tags,
     bytes: key.length + body.byteLength + headerBytes * 2,
     ok: { status: 200, headers, body, route },

@@ -1,5 +1,12 @@
 export type { CdnForwarder } from "./cdn.js";
-export { buildEntry, type CacheEntry, matchesIfNoneMatch, strongEtag } from "./entry.js";
+export {
+  buildEntry,
+  type CacheEntry,
+  type CachingHeaders,
+  cachingHeaders,
+  matchesIfNoneMatch,
+  strongEtag,
+} from "./entry.js";
 export type { CachePurgedEvent } from "./events.js";
 export type { HitReason, MissReason, PurgeReason } from "./metrics.js";
 export type { CacheOptions } from "./options.js";

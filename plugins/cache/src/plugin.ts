@@ -56,7 +56,7 @@ export const cache = definePlugin<CacheOptions>({
 
     ctx.router.shortcut(cache.lookup);
     ctx.hooks.hook("http:request", ({ event }) => cache.beforeRead(event));
-    ctx.hooks.hook("http:response", (payload) => cache.afterRead(payload));
+    ctx.hooks.hook("http:reply", (payload) => cache.afterReply(payload));
     subscribeInvalidation(ctx, cache, cdn);
     registerPurgeRoute(ctx.router, {
       articles: () => ctx.tryInject("articles"),

@@ -1,23 +1,23 @@
-import {
-  type H3Event,
-  matchedRoute,
-  type PreparedResponse,
-  readResponse,
-  requestTarget,
-  responseFrom,
-} from "@vellum/core";
+import { type H3Event, matchedRoute, type PreparedResponse, Reply, requestTarget } from "@vellum/core";
 import type { ShortcutRequest } from "@vellum/core";
-import { buildEntry, CACHING_HEADERS, type CacheEntry, matchesIfNoneMatch } from "./entry.js";
+import { buildEntry, CACHING_HEADERS, type CacheEntry, cachingHeaders, matchesIfNoneMatch } from "./entry.js";
 import type { CacheMetrics, MissReason, PurgeReason } from "./metrics.js";
 import type { CacheStore } from "./store.js";
 
 const EPOCH = "cacheEpoch";
 
-/** Whether `[name, value, …]` holds a header called `name`. */
-function hasHeader(pairs: readonly string[], name: string): boolean {
-  for (let i = 0; i < pairs.length; i += 2) if (pairs[i] === name) return true;
-  return false;
+/** The handler's own headers without those the cache sets (and, for a 304, without its content type). */
+function ownHeaders(reply: Reply, notModified: boolean): Record<string, string> {
+  const kept: Record<string, string> = {};
+  for (const [name, value] of Object.entries(reply.headers)) {
+    const lower = name.toLowerCase();
+    if (CACHING_HEADERS.has(lower) || (notModified && lower === "content-type")) continue;
+    kept[name] = value;
+  }
+  return kept;
 }
+
+const setsCookie = (reply: Reply) => Object.keys(reply.headers).some((name) => name.toLowerCase() === "set-cookie");
 
 /**
  * The response cache: answers hits before routing (the kernel's shortcut), gives every response of
@@ -65,29 +65,26 @@ export class ResponseCache {
     if (matchedRoute(event)?.meta?.cacheTags) event.context[EPOCH] = this.#epoch;
   }
 
-  /** `http:response`: the validators and caching headers, a 304 when the client has it, and the miss kept. */
-  async afterRead(payload: { event: H3Event; response: Response }): Promise<void> {
-    const { event, response } = payload;
+  /** `http:reply`: the validators and caching headers, a 304 when the client has it, and the miss kept. */
+  afterReply(payload: { event: H3Event; reply: Reply }): void {
+    const { event, reply } = payload;
     const route = matchedRoute(event);
     const tagsOf = route?.meta?.cacheTags;
     const method = event.req.method;
-    if (!route || !tagsOf || (method !== "GET" && method !== "HEAD") || response.status !== 200) return;
-    const parts = await readResponse(response);
-    if (hasHeader(parts.headers, "set-cookie")) {
-      payload.response = responseFrom(parts);
-      return;
+    const body = reply.body;
+    if (!route || !tagsOf || (method !== "GET" && method !== "HEAD")) return;
+    // A route that may hand out the CSRF cookie is never cacheable: the kernel adds the cookie after this.
+    if (reply.status !== 200 || body === null || route.meta?.csrfCookie || setsCookie(reply)) return;
+    const tags = tagsOf(event);
+    const caching = cachingHeaders(body, tags, this.#cacheControl);
+    if (method === "GET") {
+      const entry = (key: string) =>
+        buildEntry({ key, route: route.route, body: Buffer.from(body), headers: reply.headers, tags, caching });
+      this.#metrics.miss(this.#keep(event, entry));
     }
-    const key = requestTarget(event);
-    const entry = buildEntry({
-      key,
-      route: route.route,
-      body: parts.body,
-      headers: parts.headers,
-      tags: tagsOf(event),
-      cacheControl: this.#cacheControl,
-    });
-    if (method === "GET") this.#metrics.miss(this.#keep(key, entry, event.context[EPOCH]));
-    payload.response = this.#respond(parts.headers, entry, event.req.headers.get("if-none-match"));
+    const notModified = matchesIfNoneMatch(event.req.headers.get("if-none-match"), caching.etag);
+    const headers = { ...ownHeaders(reply, notModified), ...caching };
+    payload.reply = notModified ? new Reply(null, 304, headers) : new Reply(body, 200, headers);
   }
 
   /** Removes every response showing one of `tags`; any read in flight will not be kept. */
@@ -115,24 +112,11 @@ export class ResponseCache {
     return true;
   }
 
-  #keep(key: string, entry: CacheEntry, epoch: unknown): MissReason {
+  /** Keeps the miss's entry, built only when it will be kept. */
+  #keep(event: H3Event, entry: (key: string) => CacheEntry): MissReason {
     if (!this.#store) return "off";
-    if (this.#writtenElsewhere() || epoch !== this.#epoch) return "raced";
-    return this.#store.set(key, entry) ? "absent" : "too_large";
-  }
-
-  /** The response as sent: the handler's headers (the kernel's among them) with the entry's. */
-  #respond(original: readonly string[], entry: CacheEntry, ifNoneMatch: string | null): Response {
-    const notModified = matchesIfNoneMatch(ifNoneMatch, entry.etag);
-    const prepared = notModified ? entry.notModified : entry.ok;
-    const headers: string[] = [];
-    for (let i = 0; i < original.length; i += 2) {
-      const name = original[i] as string;
-      if (CACHING_HEADERS.has(name) || name === "content-length" || (notModified && name === "content-type")) continue;
-      headers.push(name, original[i + 1] as string);
-    }
-    headers.push(...entry.notModified.headers);
-    if (!notModified) headers.push("content-length", String(entry.ok.body?.byteLength ?? 0));
-    return responseFrom({ status: prepared.status, headers, body: prepared.body ?? new Uint8Array(0) });
+    if (this.#writtenElsewhere() || event.context[EPOCH] !== this.#epoch) return "raced";
+    const key = requestTarget(event);
+    return this.#store.set(key, entry(key)) ? "absent" : "too_large";
   }
 }

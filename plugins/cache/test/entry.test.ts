@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { buildEntry, matchesIfNoneMatch, strongEtag } from "../src/index.js";
+import { buildEntry, cachingHeaders, matchesIfNoneMatch, strongEtag } from "../src/index.js";
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 
@@ -12,6 +12,11 @@ describe("strongEtag", () => {
     const expected = createHash("sha256").update(body).digest("base64url").slice(0, 22);
     expect(strongEtag(body)).toBe(`"${expected}"`);
     expect(strongEtag(body)).toMatch(/^"[A-Za-z0-9_-]{22}"$/);
+  });
+
+  it("is the same for text and its UTF-8 bytes", () => {
+    const text = '{"title":"Zoë über café ✓"}';
+    expect(strongEtag(text)).toBe(strongEtag(bytes(text)));
   });
 
   it("is stable: the same bytes in other buffers give the same ETag", () => {
@@ -67,9 +72,9 @@ describe("matchesIfNoneMatch", () => {
 // replays another request's id, rate-limit counters or CORS answer; the 304 carries the validators only.
 describe("buildEntry", () => {
   const body = bytes('{"id":"1","slug":"hello"}');
-  const headers = Object.entries({
+  const headers = {
     "content-type": "application/json; charset=utf-8",
-    "x-request-id": "req-1",
+    "X-Request-Id": "req-1",
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",
     "x-frame-options": "DENY",
@@ -79,19 +84,20 @@ describe("buildEntry", () => {
     "access-control-allow-origin": "https://a.example",
     "access-control-expose-headers": "etag",
     "ratelimit-remaining": "3",
-    etag: '"from-the-handler"',
+    ETag: '"from-the-handler"',
     "cache-control": "no-cache",
     "cache-tag": "handler-tag",
     "surrogate-key": "handler-key",
-    deprecation: "true",
-  }).flat();
+    Deprecation: "true",
+  };
+  const tags = ["article:hello", "tag:a%20b"];
   const entry = buildEntry({
     key: "/api/v1/articles/hello",
     route: "/api/v1/articles/:slug",
     body,
     headers,
-    tags: ["article:hello", "tag:a%20b"],
-    cacheControl: "public, max-age=0, s-maxage=60",
+    tags,
+    caching: cachingHeaders(body, tags, "public, max-age=0, s-maxage=60"),
   });
   const asMap = (pairs: readonly string[]) => {
     const map = new Map<string, string>();

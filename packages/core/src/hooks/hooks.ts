@@ -34,6 +34,7 @@ const CORE_HOOKS: Record<string, HookKind> = {
   "vellum:error": "isolated",
   "http:error": "isolated",
   "http:request": "serial",
+  "http:reply": "serial",
   "http:response": "serial",
   "storage:changed": "isolated",
   "storage:accounted": "isolated",

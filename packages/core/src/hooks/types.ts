@@ -1,5 +1,6 @@
 import type { H3Event } from "h3";
 import type { AnyTransaction } from "../db/types.js";
+import type { Reply } from "../http/json.js";
 
 /** One object per operation, shared by every hook of that operation (Payload's `req.context`). */
 export interface OperationContext {
@@ -51,8 +52,15 @@ export interface VellumHooks {
    */
   "http:request": (payload: { event: H3Event; response?: Response }) => void | Promise<void>;
   /**
-   * After a handler succeeded, with its response; a subscriber may replace `response` (add an
-   * ETag, answer 304, store it in a cache). Not called for errors. Serial.
+   * After a handler succeeded with a `Reply` or a plain JSON value (as a JSON `Reply`), before the
+   * kernel makes it the response; a subscriber may replace `reply` (add an ETag, answer 304). The
+   * cheap way to rewrite a body the kernel already holds as text. Not called for a handler's own
+   * `Response`, nor for errors. Serial.
+   */
+  "http:reply": (payload: { event: H3Event; reply: Reply }) => void | Promise<void>;
+  /**
+   * After a handler succeeded (and `http:reply`), with its response; a subscriber may replace
+   * `response` (compress it, log it). Not called for errors. Serial.
    */
   "http:response": (payload: { event: H3Event; response: Response }) => void | Promise<void>;
 

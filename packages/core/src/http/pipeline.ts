@@ -13,7 +13,7 @@ import { type RateLimitStore, takeToken } from "../security/rate-limit.js";
 import type { TrustProxy } from "../security/trust-proxy.js";
 import type { CorsPolicy } from "./cors.js";
 import { codeForStatus, errorResponse } from "./envelope.js";
-import { isReply } from "./json.js";
+import { isReply, Reply } from "./json.js";
 import { addResponseHeaders, kernelHeaders } from "./kernel-headers.js";
 import { mountPrefix } from "./mount.js";
 import type { RequestObserver } from "./observe.js";
@@ -53,6 +53,10 @@ function isPlainJson(value: unknown): value is object {
   const proto = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null || Array.isArray(value);
 }
+
+/** A handler's plain JSON value as its reply, with the status the handler set on the event. */
+const jsonReply = (event: H3Event, value: object) =>
+  new Reply(JSON.stringify(value), event.res.status ?? 200, JSON_CONTENT);
 
 /**
  * The kernel's request pipeline as h3 `onRequest` / middleware / `onError`. Every response leaves
@@ -122,21 +126,39 @@ export function createPipeline(deps: PipelineDeps) {
       }
       addResponseHeaders(event, headers);
     }
-    if (!deps.bus.hasSubscribers("http:request") && !deps.bus.hasSubscribers("http:response")) {
+    if (
+      !deps.bus.hasSubscribers("http:request") &&
+      !deps.bus.hasSubscribers("http:reply") &&
+      !deps.bus.hasSubscribers("http:response")
+    ) {
       return complete(event, await next());
     }
     return aroundHandler(event, next);
   }
 
-  /** The `http:request` / `http:response` hooks, only paid for when some plugin subscribes. */
+  /** The `http:request` / `http:reply` / `http:response` hooks, each paid for only when some plugin subscribes. */
   async function aroundHandler(event: H3Event, next: () => unknown): Promise<unknown> {
-    const before: { event: H3Event; response?: Response } = { event };
-    await deps.bus.call("http:request", before);
-    if (before.response) return complete(event, before.response);
-    const result = toKernelResponse(event, await next());
+    if (deps.bus.hasSubscribers("http:request")) {
+      const before: { event: H3Event; response?: Response } = { event };
+      await deps.bus.call("http:request", before);
+      if (before.response) return complete(event, before.response);
+    }
+    let value = await next();
+    if (deps.bus.hasSubscribers("http:reply")) value = await replied(event, value);
+    if (!deps.bus.hasSubscribers("http:response")) return complete(event, value);
+    const result = toKernelResponse(event, value);
     const after = { event, response: result instanceof Response ? result : await toResponse(result, event) };
     await deps.bus.call("http:response", after);
     return complete(event, after.response);
+  }
+
+  /** A handler's `Reply` or plain JSON value through `http:reply`; anything else as it is. */
+  async function replied(event: H3Event, value: unknown): Promise<unknown> {
+    const reply = isReply(value) ? value : isPlainJson(value) ? jsonReply(event, value) : undefined;
+    if (!reply) return value;
+    const payload = { event, reply };
+    await deps.bus.call("http:reply", payload);
+    return payload.reply;
   }
 
   /**
@@ -148,16 +170,12 @@ export function createPipeline(deps: PipelineDeps) {
     const meta = matchedRoute(event)?.meta;
     if (isReply(value)) {
       event.context.kernelHeadersApplied = true;
-      return new FastResponse(value.body, {
-        status: value.status,
-        headers: kernelHeaders(deps, event, meta, value.headers),
-      });
+      const headers = kernelHeaders(deps, event, meta, value.headers);
+      // Set here, not by the Node adapter: h3 drops a HEAD's body, and `vellum.fetch` answers a web Response.
+      if (value.body !== null) headers["content-length"] = String(Buffer.byteLength(value.body));
+      return new FastResponse(value.body, { status: value.status, headers });
     }
-    if (isPlainJson(value)) {
-      event.context.kernelHeadersApplied = true;
-      const headers = kernelHeaders(deps, event, meta, JSON_CONTENT);
-      return new FastResponse(JSON.stringify(value), { status: event.res.status ?? 200, headers });
-    }
+    if (isPlainJson(value)) return toKernelResponse(event, jsonReply(event, value));
     if (value instanceof Response) return withKernelHeaders(event, value);
     return Promise.resolve(toResponse(value, event)).then((response) => withKernelHeaders(event, response));
   }
