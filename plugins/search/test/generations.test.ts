@@ -4,7 +4,7 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { isFreshBuild, removeLeftovers } from "../src/engine/fts5/generations.js";
 import { rebuild } from "../src/engine/fts5/rebuild.js";
-import type { SearchDocument } from "../src/engine/types.js";
+import { RebuildRunningError, type SearchDocument } from "../src/engine/types.js";
 import type { Db, GenerationRow } from "../src/tables.js";
 import { boot, type Harness } from "./helpers.js";
 
@@ -26,6 +26,23 @@ afterEach(async () => {
 
 type Plugin = Parameters<Db["withPlugin"]>[0];
 type QueryNode = Parameters<Plugin["transformQuery"]>[0]["node"];
+
+/** After each query's result, `after` is told its node (a Kysely plugin's result hook runs once it executed). */
+function afterQuery(after: (node: QueryNode) => void): Plugin {
+  const nodes = new Map<unknown, QueryNode>();
+  return {
+    transformQuery(args) {
+      nodes.set(args.queryId, args.node);
+      return args.node;
+    },
+    async transformResult(args) {
+      const node = nodes.get(args.queryId);
+      nodes.delete(args.queryId);
+      if (node) after(node);
+      return args.result;
+    },
+  };
+}
 
 /** A Kysely plugin that calls `seen` as each query is compiled (just before it executes). */
 function onQuery(seen: (node: QueryNode) => void): Plugin {
@@ -85,6 +102,52 @@ describe("generations shared by processes", () => {
     expect(summary).toMatchObject({ documents: docs.length });
     expect(seen.length).toBeGreaterThan(4);
     expect(seen).toEqual(seen.map(() => true));
+  });
+
+  it("of two rebuilds started together, one builds and the other is told a build runs, never a UNIQUE error", async () => {
+    h = await boot();
+    const db: Db = h.t.vellum.db();
+    const raw = new Database(join(h.t.dataDir, "db", "vellum.sqlite"));
+    other = raw;
+    raw.pragma("busy_timeout = 0");
+    // The other process starts a build as the plugin does: unless one is building, in one write transaction.
+    const startOther = raw.transaction(() => {
+      const rows = raw.prepare("SELECT * FROM search_generations").all() as GenerationRow[];
+      if (rows.some((row) => isFreshBuild(row))) return "refused";
+      const now = new Date().toISOString();
+      raw
+        .prepare(
+          "INSERT INTO search_generations (state, layout, started_at, heartbeat_at) VALUES ('building', 1, ?, ?)",
+        )
+        .run(now, now);
+      return "started";
+    });
+    // It tries after every look at the generations this rebuild takes, until it gets an answer: a
+    // look outside a write transaction lets it in between the look and the create.
+    let busy = 0;
+    let theirs: string | undefined;
+    const otherStartsAfterEachLook = afterQuery((node) => {
+      if (theirs || node.kind !== "SelectQueryNode" || !JSON.stringify(node).includes("search_generations")) return;
+      try {
+        theirs = startOther.immediate();
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== "SQLITE_BUSY") throw error;
+        busy++;
+      }
+    });
+    const source = async function* () {
+      yield docs;
+    };
+    const outcome = await rebuild(db.withPlugin(otherStartsAfterEachLook), source).catch((error: unknown) => error);
+    expect(busy).toBeGreaterThan(0);
+    // Exactly one of the two builds: this one, or the other's (then this one is refused).
+    if (outcome instanceof Error) {
+      expect(outcome).toBeInstanceOf(RebuildRunningError);
+      expect(theirs).toBe("started");
+    } else {
+      expect(outcome).toMatchObject({ documents: docs.length });
+      expect(theirs).not.toBe("started");
+    }
   });
 
   it("leaves the tables of a build another process starts while it cleans up", async () => {

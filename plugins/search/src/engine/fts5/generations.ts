@@ -1,5 +1,6 @@
 import { sql } from "@vellum/core";
 import type { Db, GenerationRow } from "../../tables.js";
+import { RebuildRunningError } from "../types.js";
 import {
   createGenerationTables,
   dropGenerationTables,
@@ -50,9 +51,18 @@ export async function touch(db: Db, generation: number, added: number, indexed: 
     .execute();
 }
 
-/** Creates an empty generation in state `state`; its tables and its row commit together. */
-export async function createGeneration(db: Db, state: "active" | "building"): Promise<GenerationTables> {
-  return db.transaction().execute((trx) => insertGeneration(trx, state));
+/**
+ * Creates an empty building generation, its row and tables together, unless a live build holds
+ * the database (`RebuildRunningError`). The look and the create are one write transaction, so of
+ * two processes starting a rebuild together one builds and the other is told a build runs
+ * (before, the second failed on `UNIQUE constraint failed: search_generations.state`).
+ */
+export async function startBuild(db: Db): Promise<GenerationTables> {
+  return db.transaction().execute(async (trx) => {
+    const running = (await listGenerations(trx)).find((row) => isFreshBuild(row));
+    if (running) throw new RebuildRunningError(running.generation);
+    return insertGeneration(trx, "building");
+  });
 }
 
 /**

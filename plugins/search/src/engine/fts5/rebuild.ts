@@ -1,16 +1,7 @@
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Db, GenerationRow } from "../../tables.js";
-import { type RebuildOptions, type RebuildResult, RebuildRunningError, type SearchDocument } from "../types.js";
-import {
-  createGeneration,
-  discardGeneration,
-  generationRow,
-  isFreshBuild,
-  listGenerations,
-  promote,
-  removeLeftovers,
-  touch,
-} from "./generations.js";
+import type { RebuildOptions, RebuildResult, SearchDocument } from "../types.js";
+import { discardGeneration, generationRow, promote, removeLeftovers, startBuild, touch } from "./generations.js";
 import { insertBatch } from "./index-writes.js";
 import { dropGenerationTables, generationTables } from "./schema.js";
 import { addBuildCounts, describePending, finishVocabulary } from "./vocabulary.js";
@@ -49,9 +40,7 @@ export async function rebuild(
 ): Promise<RebuildResult> {
   const started = performance.now();
   await removeLeftovers(db);
-  const running = (await listGenerations(db)).find((row) => isFreshBuild(row));
-  if (running) throw new RebuildRunningError(running.generation);
-  const tables = await createGeneration(db, "building");
+  const tables = await startBuild(db);
   const caughtUp = Date.now() + CAUGHT_UP_MARGIN_MS;
   const total = options.total ?? null;
   let done = 0;
