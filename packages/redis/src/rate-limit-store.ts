@@ -1,5 +1,5 @@
 import { MemoryRateLimitStore, type RateLimitStore, type RateLimitStoreStatus } from "@vellum/core";
-import { Redis, type Result } from "ioredis";
+import { Redis, ReplyError, type Result } from "ioredis";
 
 declare module "ioredis" {
   interface RedisCommander<Context> {
@@ -59,7 +59,10 @@ const namespaceOf = (key: string) => key.slice(0, key.indexOf(":") + 1);
 const later = (a: number | undefined, b: number | undefined) =>
   a === undefined ? b : b === undefined ? a : Math.max(a, b);
 
-/** Wait before the first PING after a failure; it doubles after each PING left unanswered, up to the maximum. */
+/**
+ * Wait before the first PING after a failure (or, after a refused command, before a command is
+ * tried again); it doubles after each one that fails, up to the maximum.
+ */
 const FIRST_PROBE_MS = 1_000;
 const MAX_PROBE_MS = 10_000;
 
@@ -86,7 +89,11 @@ function describeUrl(url: string): string {
  * command, that call is answered by an in-process store instead, and so is every later one, without
  * asking Redis, until a PING in the background (after 1 s, then at doubling intervals up to 10 s)
  * or a new connection shows that Redis answers again: limits and lockouts keep holding, per
- * process, and only the calls already sent when Redis stopped answering wait for it. Nothing waits
+ * process, and only the calls already sent when Redis stopped answering wait for it. A command
+ * Redis refuses (out of memory, a read-only replica, a key of another type) is not an outage that a
+ * PING can end, since Redis still answers PINGs: after one, this process counts on its own and
+ * tries a real command again at the same doubling intervals, and answers together again once one
+ * goes through. Nothing waits
  * for a reconnect (no offline queue), and a connection that answers nothing within
  * `commandTimeoutMs` is dropped, so unanswered commands do not pile up on it. A lockout set in this
  * process meanwhile still holds once Redis answers.
@@ -102,6 +109,8 @@ export class RedisRateLimitStore implements RateLimitStore {
   #probe: NodeJS.Timeout | undefined;
   /** The wait before the next PING; back to the first one on a new connection. */
   #probeDelayMs = FIRST_PROBE_MS;
+  /** After a refused command: when a command may go to Redis again (epoch ms). */
+  #retryAt: number | undefined;
   #closing: Promise<void> | undefined;
 
   constructor(options: RedisRateLimitStoreOptions) {
@@ -229,29 +238,52 @@ export class RedisRateLimitStore implements RateLimitStore {
    * or a new connection is up.
    */
   async #attempt<T>(shared: () => Promise<T>, local: () => Promise<T>): Promise<T> {
-    if (this.#failure !== undefined) return local();
+    if (this.#failure !== undefined && !this.#retryDue()) return local();
     try {
-      return await shared();
+      const result = await shared();
+      this.#recovered();
+      return result;
     } catch (error) {
       this.#failed(error);
       return local();
     }
   }
 
+  /** After a refused command, whether this call is the one that tries Redis again. */
+  #retryDue(): boolean {
+    if (this.#retryAt === undefined || Date.now() < this.#retryAt) return false;
+    this.#retryAt = Date.now() + this.#nextDelay();
+    return true;
+  }
+
   #failed(error: unknown): void {
     if (this.#closing !== undefined) return;
-    this.#probeLater();
-    if (this.#failure !== undefined) return;
+    const refused = error instanceof ReplyError;
     const reason = error instanceof Error ? error.message : String(error);
-    this.#failure = `Redis at ${this.#where} does not answer (${reason}); counting in this process until it does`;
+    if (refused) {
+      this.#retryAt ??= Date.now() + this.#nextDelay();
+    } else {
+      this.#retryAt = undefined;
+      this.#probeLater();
+    }
+    if (this.#failure !== undefined) return;
+    this.#failure = refused
+      ? `Redis at ${this.#where} refused a command (${reason}); counting in this process until it takes one again`
+      : `Redis at ${this.#where} does not answer (${reason}); counting in this process until it does`;
     this.#onStateChange?.(this.status());
+  }
+
+  /** The current wait, doubling the next one up to the maximum. */
+  #nextDelay(): number {
+    const delay = this.#probeDelayMs;
+    this.#probeDelayMs = Math.min(delay * 2, MAX_PROBE_MS);
+    return delay;
   }
 
   /** PINGs Redis after the current wait (unless a PING is already on its way); an answer ends the failure. */
   #probeLater(): void {
     if (this.#probe !== undefined) return;
-    const delay = this.#probeDelayMs;
-    this.#probeDelayMs = Math.min(delay * 2, MAX_PROBE_MS);
+    const delay = this.#nextDelay();
     this.#probe = setTimeout(() => {
       this.#redis.ping().then(
         () => this.#recovered(),
@@ -265,9 +297,11 @@ export class RedisRateLimitStore implements RateLimitStore {
   }
 
   #recovered(): void {
+    if (this.#closing !== undefined || this.#failure === undefined) return;
     clearTimeout(this.#probe);
     this.#probe = undefined;
-    if (this.#closing !== undefined || this.#failure === undefined) return;
+    this.#retryAt = undefined;
+    this.#probeDelayMs = FIRST_PROBE_MS;
     this.#failure = undefined;
     this.#onStateChange?.(this.status());
   }

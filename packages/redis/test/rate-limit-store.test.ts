@@ -262,21 +262,33 @@ describe.skipIf(!REDIS_URL)("RedisRateLimitStore", () => {
     expect(changes.map((change) => change.state)).toEqual(["degraded", "ok"]);
   });
 
-  it("after a command fails, counts in this process without asking Redis until Redis answers a PING", async () => {
+  it("after Redis refuses a command, counts in this process and tries a command again later, not a PING", async () => {
     const prefix = newPrefix();
     const client = clientOf(url);
     const changes: RateLimitStoreStatus[] = [];
     const store = storeOf(url, prefix, { onStateChange: (status) => changes.push(status) });
     await store.connected();
-    // A key of another type: Redis refuses to count it.
+    // A key of another type: Redis refuses to count it (WRONGTYPE), though it still answers PINGs.
     await client.hset(`${prefix}rl:search:203.0.113.7`, "hits", "1");
     expect((await store.increment("rl:search:203.0.113.7", 60_000)).count).toBe(1);
-    expect(store.status().state).toBe("degraded");
+    expect(store.status()).toMatchObject({
+      state: "degraded",
+      detail: expect.stringMatching(/refused a command \(WRONGTYPE/),
+    });
+    // Until a retry is due (1 s), nothing goes to Redis.
     expect((await store.increment("rl:search:198.51.100.1", 60_000)).count).toBe(1);
     expect(await client.exists(`${prefix}rl:search:198.51.100.1`)).toBe(0);
-
-    await waitFor(() => store.status().state === "ok");
+    // A PING would be answered: the store stays degraded, since no command went through.
+    await sleep(1_300);
+    expect(store.status().state).toBe("degraded");
+    // The retry is refused again: still degraded, and the next one waits twice as long (2 s).
+    expect((await store.increment("rl:search:203.0.113.7", 60_000)).count).toBe(2);
+    expect((await store.increment("rl:search:198.51.100.1", 60_000)).count).toBe(2);
+    expect(await client.exists(`${prefix}rl:search:198.51.100.1`)).toBe(0);
+    await sleep(2_100);
+    // A command that goes through ends it.
     expect((await store.increment("rl:search:198.51.100.1", 60_000)).count).toBe(1);
+    expect(store.status().state).toBe("ok");
     expect(await client.get(`${prefix}rl:search:198.51.100.1`)).toBe("1");
     expect(changes.map((change) => change.state)).toEqual(["degraded", "ok"]);
   });
