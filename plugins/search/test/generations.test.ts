@@ -66,6 +66,18 @@ const docs: SearchDocument[] = Array.from({ length: 3 }, (_, n) => ({
   updated_at: at,
 }));
 
+/**
+ * An instance and a second connection to its database file, as another process has. It never
+ * waits for a lock: on the test's one thread, a wait for the instance's lock would block the instance.
+ */
+async function bootWithOtherProcess(): Promise<{ db: Db; raw: Database.Database }> {
+  h = await boot();
+  const raw = new Database(join(h.t.dataDir, "db", "vellum.sqlite"));
+  other = raw;
+  raw.pragma("busy_timeout = 0");
+  return { db: h.t.vellum.db(), raw };
+}
+
 describe("generations shared by processes", () => {
   it("keeps a build's heartbeat fresh through every step, so cleanups elsewhere leave it alone", async () => {
     h = await boot();
@@ -105,11 +117,7 @@ describe("generations shared by processes", () => {
   });
 
   it("of two rebuilds started together, one builds and the other is told a build runs, never a UNIQUE error", async () => {
-    h = await boot();
-    const db: Db = h.t.vellum.db();
-    const raw = new Database(join(h.t.dataDir, "db", "vellum.sqlite"));
-    other = raw;
-    raw.pragma("busy_timeout = 0");
+    const { db, raw } = await bootWithOtherProcess();
     // The other process starts a build as the plugin does: unless one is building, in one write transaction.
     const startOther = raw.transaction(() => {
       const rows = raw.prepare("SELECT * FROM search_generations").all() as GenerationRow[];
@@ -151,12 +159,7 @@ describe("generations shared by processes", () => {
   });
 
   it("leaves the tables of a build another process starts while it cleans up", async () => {
-    h = await boot();
-    const db: Db = h.t.vellum.db();
-    const raw = new Database(join(h.t.dataDir, "db", "vellum.sqlite"));
-    other = raw;
-    // No waiting: on the test's one thread, a wait for the cleanup's lock would block the cleanup.
-    raw.pragma("busy_timeout = 0");
+    const { db, raw } = await bootWithOtherProcess();
     const startBuild = raw.transaction(() => {
       const now = new Date().toISOString();
       const row = raw
