@@ -93,10 +93,9 @@ function describeUrl(url: string): string {
  * Redis refuses (out of memory, a read-only replica, a key of another type) is not an outage that a
  * PING can end, since Redis still answers PINGs: after one, this process counts on its own and
  * tries a real command again at the same doubling intervals, and answers together again once one
- * goes through. Nothing waits
- * for a reconnect (no offline queue), and a connection that answers nothing within
- * `commandTimeoutMs` is dropped, so unanswered commands do not pile up on it. A lockout set in this
- * process meanwhile still holds once Redis answers.
+ * goes through. Nothing waits for a reconnect (no offline queue), and a connection that answers
+ * nothing within `commandTimeoutMs` is dropped, so unanswered commands do not pile up on it. A
+ * lockout set in this process meanwhile still holds once Redis answers.
  */
 export class RedisRateLimitStore implements RateLimitStore {
   readonly #redis: Redis;
@@ -235,7 +234,8 @@ export class RedisRateLimitStore implements RateLimitStore {
   /**
    * Runs `shared` against Redis; when it fails, `local` answers and the store reports itself
    * degraded. While degraded, `local` answers at once: Redis is not asked until it answers a PING
-   * or a new connection is up.
+   * or a new connection is up, or, after a refused command, until a retry is due; a call that
+   * Redis answers ends the failure.
    */
   async #attempt<T>(shared: () => Promise<T>, local: () => Promise<T>): Promise<T> {
     if (this.#failure !== undefined && !this.#retryDue()) return local();

@@ -64,6 +64,7 @@ export interface CachingHeaders {
   "surrogate-key": string;
 }
 
+/** The caching headers of a response with `body` that shows `tags`. */
 export function cachingHeaders(
   body: string | Uint8Array,
   tags: readonly string[],
