@@ -15,6 +15,7 @@ const READY_PATH = "/api/v1/articles?limit=1";
 
 const reference = fileURLToPath(new URL("../servers/reference-articles.mjs", import.meta.url));
 const articlesOnly = fileURLToPath(new URL("../servers/vellum-articles.mjs", import.meta.url));
+const defaultsWithout = fileURLToPath(new URL("../servers/vellum-defaults-without.mjs", import.meta.url));
 const vellumBin = fileURLToPath(new URL("../../packages/vellum/bin/vellum.mjs", import.meta.url));
 const env = { SERVICE_API_KEY: API_KEY, SERVICE_LOG_LEVEL: "warn" };
 
@@ -68,6 +69,21 @@ const targets = [
         (port, dir) => [vellumBin, "serve", "--port", String(port), "--host", "127.0.0.1", "--data-dir", dir],
         { CACHE_MAX_ENTRIES: "0" },
       ),
+  },
+  {
+    // What the cache plugin's validators cost an uncached read: the default plugins' row without it.
+    name: "vellum, default plugins without the cache plugin",
+    writes: false,
+    start: (template) =>
+      onCopy(template, (port, dir) => [
+        defaultsWithout,
+        "--port",
+        String(port),
+        "--data-dir",
+        dir,
+        "--without",
+        "cache",
+      ]),
   },
   {
     name: "vellum, articles plugin only",
