@@ -84,9 +84,10 @@ export class ReindexController {
         return summary;
       })
       .catch((error: unknown) => {
-        this.#last = { finished_at: new Date().toISOString(), ok: false };
+        // Refused beside a live build: nothing ran, so the last rebuild is still the one before.
         if (error instanceof RebuildRunningError)
           throw SearchErrors.reindexRunning([error.generation], { cause: error });
+        this.#last = { finished_at: new Date().toISOString(), ok: false };
         throw error;
       })
       .finally(() => {
@@ -95,6 +96,25 @@ export class ReindexController {
         this.#startedAt = null;
       });
     return this.#running;
+  }
+
+  /**
+   * Starts a rebuild in the background and resolves once it has its generation (undefined), or
+   * with the generation another process is building when that one started first (a lost race is
+   * not a failure). Any other failure goes to `report`, and resolves undefined: the status says it.
+   */
+  begin(report: (error: unknown) => void): Promise<number | undefined> {
+    return new Promise((resolve) => {
+      this.run({ onProgress: () => resolve(undefined) }).then(
+        () => resolve(undefined),
+        (error: unknown) => {
+          const cause = (error as { cause?: unknown }).cause;
+          if (cause instanceof RebuildRunningError) return resolve(cause.generation);
+          report(error);
+          resolve(undefined);
+        },
+      );
+    });
   }
 
   status(): ReindexStatus {

@@ -1,4 +1,4 @@
-import { definePlugin, type KernelInfo, type RegisteredComponent } from "@vellum/core";
+import { definePlugin, type KernelInfo, type QueryListener, type RegisteredComponent } from "@vellum/core";
 import { createTestVellum, type TestVellum } from "@vellum/core/testing";
 import { search } from "../src/index.js";
 import type { SearchOptions } from "../src/options.js";
@@ -33,13 +33,16 @@ export function kernelProbe() {
 }
 
 export async function boot(
-  options: { search?: Partial<SearchOptions>; features?: string[]; dataDir?: string } = {},
+  options: { search?: Partial<SearchOptions>; features?: string[]; dataDir?: string; onQuery?: QueryListener } = {},
 ): Promise<Harness> {
   const articles = fixtureArticles();
   const probe = kernelProbe();
   const t = await createTestVellum({
     plugins: [articles.plugin, search({ rateLimit: false, autoRepair: false, ...options.search }), probe.plugin],
-    config: { features: options.features ?? [] },
+    config: {
+      features: options.features ?? [],
+      ...(options.onQuery ? { database: { onQuery: options.onQuery } } : {}),
+    },
     ...(options.dataDir ? { dataDir: options.dataDir } : {}),
   });
   return {

@@ -1,4 +1,6 @@
+import { join } from "node:path";
 import { setImmediate as tick } from "node:timers/promises";
+import Database from "better-sqlite3";
 import { sql } from "@vellum/core";
 import { createTestVellum, TEST_API_KEY } from "@vellum/core/testing";
 import { afterEach, describe, expect, it } from "vitest";
@@ -132,6 +134,39 @@ describe("reindex", () => {
     await expect(reindex(h.t.vellum)).rejects.toMatchObject({ code: "VELLUM_SEARCH_REINDEX_RUNNING" });
     const res = await h.t.fetch("/admin/reindex", { method: "POST", headers: { "x-api-key": TEST_API_KEY } });
     expect(await res.json()).toMatchObject({ status: "running" });
+  });
+
+  it("answers running, and reports nothing, when another process starts a build between its look and its start", async () => {
+    let afterQuery: ((sql: string) => void) | undefined;
+    h = await boot({ onQuery: ({ sql }) => afterQuery?.(sql) });
+    await h.articles.create(article("one", "One", "<p>First harbour.</p>"));
+    const other = new Database(join(h.t.dataDir, "db", "vellum.sqlite"));
+    other.pragma("busy_timeout = 0");
+    let generation: number | undefined;
+    // The handler's look ends with the live index's latest change, read outside any write
+    // transaction; right then the other process starts its build.
+    afterQuery = (sql) => {
+      if (generation !== undefined || !/^select max\("updated_at"\)/i.test(sql)) return;
+      const now = new Date().toISOString();
+      const row = other
+        .prepare(
+          `INSERT INTO search_generations (state, layout, started_at, heartbeat_at)
+          VALUES ('building', 1, ?, ?) RETURNING generation`,
+        )
+        .get(now, now) as { generation: number };
+      generation = row.generation;
+    };
+    try {
+      const res = await h.t.fetch("/admin/reindex", { method: "POST", headers: { "x-api-key": TEST_API_KEY } });
+      expect(generation).toBeDefined();
+      expect(res.status).toBe(202);
+      expect(await res.json()).toMatchObject({ status: "running", generation, state: "idle", last: null });
+      await tick();
+      expect(h.t.errors).toEqual([]);
+    } finally {
+      afterQuery = undefined;
+      other.close();
+    }
   });
 
   it("explains what is missing", async () => {

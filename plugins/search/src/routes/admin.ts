@@ -10,20 +10,22 @@ export interface AdminRouteDeps {
 }
 
 /**
- * `POST /admin/reindex`: starts a rebuild in the background and answers `202` at once with
- * `{status: "started" | "running"}`; `GET` reports progress and how the last rebuild went.
+ * `POST /admin/reindex`: starts a rebuild in the background and answers `202` with
+ * `{status: "started" | "running"}` as soon as it has its generation (or another process is found
+ * building); `GET` reports progress and how the last rebuild went.
  */
 export function startReindexHandler(deps: AdminRouteDeps): RouteHandler {
   return async (event) => {
     if (!deps.hasSource()) throw new ApiError("service_unavailable", "Reindexing needs the articles plugin.");
     const building = (await deps.engine.stats()).building;
     const elsewhere = !deps.controller.running && building !== null && building.alive;
-    if (!deps.controller.running && !elsewhere) {
-      deps.controller.run().catch((error: unknown) => deps.report(error));
-      event.res.status = 202;
-      return { status: "started", ...deps.controller.status() };
-    }
     event.res.status = 202;
+    if (!deps.controller.running && !elsewhere) {
+      // Answered once the build has its generation, or another process turned out to have started one first.
+      const other = await deps.controller.begin(deps.report);
+      if (other === undefined) return { status: "started", ...deps.controller.status() };
+      return { status: "running", ...deps.controller.status(), generation: other };
+    }
     return { status: "running", ...deps.controller.status(), generation: building?.generation ?? null };
   };
 }
