@@ -6,7 +6,7 @@ import { isFreshBuild, removeLeftovers } from "../src/engine/fts5/generations.js
 import { rebuild } from "../src/engine/fts5/rebuild.js";
 import { RebuildRunningError, type SearchDocument } from "../src/engine/types.js";
 import type { Db, GenerationRow } from "../src/tables.js";
-import { boot, type Harness } from "./helpers.js";
+import { boot, type Harness, insertFreshBuild } from "./helpers.js";
 
 /**
  * Several processes share one database: while one builds a generation, the others clean up
@@ -122,12 +122,7 @@ describe("generations shared by processes", () => {
     const startOther = raw.transaction(() => {
       const rows = raw.prepare("SELECT * FROM search_generations").all() as GenerationRow[];
       if (rows.some((row) => isFreshBuild(row))) return "refused";
-      const now = new Date().toISOString();
-      raw
-        .prepare(
-          "INSERT INTO search_generations (state, layout, started_at, heartbeat_at) VALUES ('building', 1, ?, ?)",
-        )
-        .run(now, now);
+      insertFreshBuild(raw);
       return "started";
     });
     // It tries after every look at the generations this rebuild takes, until it gets an answer: a
@@ -161,15 +156,9 @@ describe("generations shared by processes", () => {
   it("leaves the tables of a build another process starts while it cleans up", async () => {
     const { db, raw } = await bootWithOtherProcess();
     const startBuild = raw.transaction(() => {
-      const now = new Date().toISOString();
-      const row = raw
-        .prepare(
-          `INSERT INTO search_generations (state, layout, started_at, heartbeat_at)
-          VALUES ('building', 1, ?, ?) RETURNING generation`,
-        )
-        .get(now, now) as { generation: number };
-      raw.exec(`CREATE TABLE search_docs_g${row.generation} (x)`);
-      return row.generation;
+      const generation = insertFreshBuild(raw);
+      raw.exec(`CREATE TABLE search_docs_g${generation} (x)`);
+      return generation;
     });
     let started: number | undefined;
     let waited = false;

@@ -1,5 +1,6 @@
 import { definePlugin, type KernelInfo, type QueryListener, type RegisteredComponent } from "@vellum/core";
 import { createTestVellum, type TestVellum } from "@vellum/core/testing";
+import type Database from "better-sqlite3";
 import { search } from "../src/index.js";
 import type { SearchOptions } from "../src/options.js";
 import type { SearchResponseBody } from "../src/routes/search.js";
@@ -62,4 +63,16 @@ export const slugs = (body: SearchResponseBody) => body.results.map((r) => r.slu
 
 export function article(slug: string, title: string, content: string, tags: string[] = []): ArticleInput {
   return { slug, title, content, tags };
+}
+
+/** Files a fresh build in `search_generations` through `raw`, another process's connection; returns its generation. */
+export function insertFreshBuild(raw: Database.Database): number {
+  const now = new Date().toISOString();
+  const row = raw
+    .prepare(
+      `INSERT INTO search_generations (state, layout, started_at, heartbeat_at)
+      VALUES ('building', 1, ?, ?) RETURNING generation`,
+    )
+    .get(now, now) as { generation: number };
+  return row.generation;
 }

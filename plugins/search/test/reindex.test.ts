@@ -5,7 +5,7 @@ import { sql } from "@vellum/core";
 import { createTestVellum, TEST_API_KEY } from "@vellum/core/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { reindex, search } from "../src/index.js";
-import { article, boot, type Harness } from "./helpers.js";
+import { article, boot, type Harness, insertFreshBuild } from "./helpers.js";
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -146,15 +146,7 @@ describe("reindex", () => {
     // The handler's look ends with the live index's latest change, read outside any write
     // transaction; right then the other process starts its build.
     afterQuery = (sql) => {
-      if (generation !== undefined || !/^select max\("updated_at"\)/i.test(sql)) return;
-      const now = new Date().toISOString();
-      const row = other
-        .prepare(
-          `INSERT INTO search_generations (state, layout, started_at, heartbeat_at)
-          VALUES ('building', 1, ?, ?) RETURNING generation`,
-        )
-        .get(now, now) as { generation: number };
-      generation = row.generation;
+      if (generation === undefined && /^select max\("updated_at"\)/i.test(sql)) generation = insertFreshBuild(other);
     };
     try {
       const res = await h.t.fetch("/admin/reindex", { method: "POST", headers: { "x-api-key": TEST_API_KEY } });
