@@ -37,6 +37,12 @@ export interface ProcessOptions {
   mode?: "transactional" | "at-least-once";
   /** Transactional only: most jobs applied in one transaction when they pile up (group commit). Default 64. */
   batchSize?: number;
+  /**
+   * Transactional only: the queue holds background work (a fan-out, a rebuild) that yields to
+   * queued writes as deliveries do. While another transactional queue applies batches it applies
+   * a batch at most every 250 ms, and its own batches never make other queues yield. Default false.
+   */
+  background?: boolean;
   /** Attempts before the job moves to the dead-letter queue (status `failed`). Default 5. */
   maxAttempts?: number;
   /**

@@ -22,7 +22,8 @@ const IDLE_LOOK_MS = 10;
  * Works one queue: a loop that applies the queue's due jobs in id order, in order per key. A job
  * waiting for its retry holds back only the later jobs of its own key; every other job goes on.
  * An at-least-once queue runs up to `concurrency` deliveries at once, never two of one key, and
- * starts few while a transactional queue applies writes (`WritePressure`).
+ * starts few while a transactional queue applies writes (`WritePressure`); so does a background
+ * transactional queue with its batches.
  */
 export class QueueWorker {
   readonly #queue: string;
@@ -32,6 +33,8 @@ export class QueueWorker {
   readonly #shared: JobQueueOptions;
   readonly #deferSync: NonNullable<JobQueueOptions["deferSync"]>;
   readonly #transactional: boolean;
+  /** Yields to the writes of the other transactional queues, and does not count as one of them. */
+  readonly #yields: boolean;
   readonly #batchSize: number;
   readonly #maxAttempts: number;
   readonly #backoffMs: (attempt: number, error: unknown) => number;
@@ -57,7 +60,7 @@ export class QueueWorker {
   #idleLookAt = 0;
   /** Shared by the queues of the instance: transactional ones mark it, delivery ones yield to it. */
   readonly #pressure: WritePressure;
-  /** At-least-once: when a delivery last started (Unix ms). */
+  /** When a delivery, or a background queue's batch, last started (Unix ms). */
   #lastStartAt = 0;
   #timer: NodeJS.Timeout | undefined;
 
@@ -76,6 +79,7 @@ export class QueueWorker {
     this.#shared = shared;
     this.#deferSync = shared.deferSync ?? ((work) => work(shared.db));
     this.#transactional = (options.mode ?? "transactional") === "transactional";
+    this.#yields = !this.#transactional || options.background === true;
     this.#batchSize = this.#transactional ? Math.max(1, options.batchSize ?? 64) : 1;
     this.#maxAttempts = Math.max(1, options.maxAttempts ?? 5);
     this.#backoffMs = options.backoffMs ?? defaultBackoffMs;
@@ -115,14 +119,14 @@ export class QueueWorker {
   }
 
   /**
-   * New jobs: look for due ones now. A delivery queue whose last look found nothing to start
-   * (every key's head waiting for a retry or in flight) looks again at most every
+   * New jobs: look for due ones now. A delivery or background queue whose last look found nothing
+   * to start (every key's head waiting for a retry or in flight, or yielding) looks again at most every
    * {@link IDLE_LOOK_MS}: with a receiver down, every create's delivery would otherwise cost a
    * look, one per create under load.
    */
   notify(): void {
     const next = this.#idleLookAt + IDLE_LOOK_MS;
-    if (!this.#transactional && this.#wake !== undefined && next > Date.now()) {
+    if (this.#yields && this.#wake !== undefined && next > Date.now()) {
       this.#wakeBy(next);
       return;
     }
@@ -185,8 +189,8 @@ export class QueueWorker {
     const { db } = this.#shared;
     const free = this.#concurrency - this.#inFlight.size;
     if (free <= 0 || this.#shared.leases?.holds(queueLease(this.#queue)) === false) return this.#pollMs;
-    // Deliveries yield to queued writes being applied (`WritePressure`), for a while at a time.
-    const yieldMs = this.#transactional ? 0 : this.#pressure.wait(this.#lastStartAt, now);
+    // Deliveries and background work yield to queued writes being applied (`WritePressure`), for a while at a time.
+    const yieldMs = this.#yields ? this.#pressure.wait(this.#lastStartAt, now) : 0;
     if (yieldMs > 0) {
       this.#idleLookAt = now;
       return yieldMs;
@@ -217,9 +221,10 @@ export class QueueWorker {
    * whose commit need not wait for the disk: a power loss leaves the jobs queued to run again.
    */
   async #applyBatch(jobs: JobRecord[]): Promise<void> {
-    this.#pressure.busy();
+    if (this.#yields) this.#lastStartAt = Date.now();
+    else this.#pressure.busy();
     const failures = await this.#applyOrSplit(jobs);
-    this.#pressure.busy();
+    if (!this.#yields) this.#pressure.busy();
     for (const failure of failures) this.#reportFailure(failure);
   }
 

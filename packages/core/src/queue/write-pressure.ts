@@ -6,14 +6,15 @@ export const MAX_YIELD_MS = 250;
 
 /**
  * Queued writes come first. While a transactional queue keeps applying batches (a burst of
- * creates), at-least-once queues (deliveries: network I/O on the same event loop) start new work
- * at most every {@link MAX_YIELD_MS}, so they take little of the loop from the writes and the API,
- * and they catch up once the burst is over. Between bursts nothing waits.
+ * creates), at-least-once queues (deliveries: network I/O on the same event loop) and background
+ * transactional queues (a fan-out) start new work at most every {@link MAX_YIELD_MS}, so they take
+ * little of the loop and of the one writer from the writes and the API, and they catch up once the
+ * burst is over. Between bursts nothing waits.
  */
 export class WritePressure {
   #busyUntil = 0;
 
-  /** A transactional queue is applying a batch, or has just applied one. */
+  /** A transactional queue (not a background one) is applying a batch, or has just applied one. */
   busy(now = Date.now()): void {
     this.#busyUntil = now + BUSY_WINDOW_MS;
   }
