@@ -1,4 +1,4 @@
-import { monotonicFactory } from "ulidx";
+import { decodeTime, monotonicFactory } from "ulidx";
 import { randomUnit } from "./internal/random-pool.js";
 
 /**
@@ -9,4 +9,9 @@ import { randomUnit } from "./internal/random-pool.js";
  */
 export function ulidFactory(): (now?: number) => string {
   return monotonicFactory(randomUnit);
+}
+
+/** The time (Unix ms) a ULID was made for; throws on a string that is not one. */
+export function ulidTime(id: string): number {
+  return decodeTime(id);
 }

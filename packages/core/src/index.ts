@@ -53,7 +53,7 @@ export type {
 export type { ResponseSchema, RouteSchema } from "./http/route-schema.js";
 export { requestTarget } from "./http/shortcuts.js";
 export type { PreparedResponse, Shortcut, ShortcutRequest } from "./http/shortcuts.js";
-export { ulidFactory } from "./ids.js";
+export { ulidFactory, ulidTime } from "./ids.js";
 export type { VellumMetrics } from "./metrics/metrics.js";
 export { declaredCommands, matchCommand, offlineCommand } from "./plugin/commands.js";
 export type {

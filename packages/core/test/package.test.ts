@@ -74,6 +74,7 @@ describe("public exports", () => {
         "text",
         "trustEntryProblem",
         "ulidFactory",
+        "ulidTime",
         "validationFailed",
         "walkFiles",
       ]

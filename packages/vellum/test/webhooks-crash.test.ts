@@ -544,11 +544,13 @@ describe("webhooks: SIGKILL between a write's commit and its delivery", () => {
       for (const id of queued) {
         if ((await getJson<{ status: string }>(`${url}/api/v1/jobs/${id}`)).status !== "queued") queued.delete(id);
       }
-      // Once no create is left to apply, every committed event is in the outbox: wait until it is empty.
+      // Once no create is left to apply, every committed event is in the outbox: wait until its
+      // fan-out has made them deliveries and none of those is left.
       const pending = await getJson<{ deliveries: unknown[] }>(
         `${url}/admin/webhooks/deliveries?status=pending&limit=1`,
       );
-      if (queued.size === 0 && pending.deliveries.length === 0) break;
+      const { fan_out } = await getJson<{ fan_out: { waiting: number } }>(`${url}/health/webhooks`);
+      if (queued.size === 0 && fan_out.waiting === 0 && pending.deliveries.length === 0) break;
       if (Date.now() > deadline) throw new Error(`after 30 s: ${queued.size} creates queued, deliveries pending`);
       await sleep(50);
     }

@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { createTestVellum, type TestVellum } from "@vellum/core/testing";
 import { articles } from "@vellum/plugin-articles";
 import { health } from "@vellum/plugin-health";
@@ -201,6 +202,7 @@ describe("webhooks: events, signatures and retries", () => {
           last_success_at: null,
         },
       ],
+      fan_out: { waiting: 0, dead: 0 },
     });
     const text = JSON.stringify(health);
     expect(text).not.toContain(SECRET);
@@ -251,6 +253,39 @@ describe("webhooks: events, signatures and retries", () => {
       response_code: 307,
       last_error: `HTTP 307 from ${new URL(hook.url).host} (redirects are not followed)`,
     });
+  });
+
+  it("retries a fan-out the database refuses, dead-letters it, and a replay sends its events in order", async () => {
+    const hook = await receiver();
+    await boot([hook.url]);
+    // A real refusal by SQLite (not a full disk or a lock, which wait without counting): no delivery may be written.
+    const sqlite = new Database(join(t!.dataDir, "db", "vellum.sqlite"));
+    try {
+      sqlite.exec(`CREATE TRIGGER refuse_deliveries BEFORE INSERT ON _vellum_jobs
+        WHEN NEW.queue = 'webhooks:deliveries' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`);
+      await createArticle(t!, "held-1");
+      expect((await put("held-1", { title: "Second" })).status).toBe(200);
+      const fanOut = async () =>
+        (await (await t!.fetch("/health/webhooks")).json()) as { state: string; fan_out: Record<string, number> };
+      await waitFor(async () => (await fanOut()).fan_out.dead === 2, "two dead fan-outs");
+      expect(await fanOut()).toMatchObject({ state: "degraded", fan_out: { waiting: 0, dead: 2 } });
+      expect(hook.received).toEqual([]);
+      expect(await metric(t!, "service_dead_letter_queue_size", { queue: "webhooks:fanout" })).toBe(2);
+
+      sqlite.exec("DROP TRIGGER refuse_deliveries");
+      // A replay of one delivery id leaves the fan-outs dead; one without an id requeues them.
+      expect(await t!.vellum.runCommand("webhooks replay", commandIO([], { id: "01J00000000000000000000000" }))).toBe(
+        0,
+      );
+      expect((await fanOut()).fan_out.dead).toBe(2);
+      const replay = await t!.fetch("/admin/webhooks/replay", { method: "POST", headers: ADMIN });
+      expect(await replay.json()).toEqual({ replayed: 2 });
+      await waitFor(() => hook.received.length === 2, "the two events");
+      expect(hook.received.map((r) => event(r).type)).toEqual(["article.created", "article.updated"]);
+      expect(await fanOut()).toMatchObject({ state: "ok", fan_out: { waiting: 0, dead: 0 } });
+    } finally {
+      sqlite.close();
+    }
   });
 
   it("honours Retry-After: the next attempt waits what the receiver asked, not the schedule", async () => {

@@ -7,13 +7,18 @@ export interface ReceiverStates {
   keyStats(): Promise<KeyStats[]>;
   /** Per receiver URL: the last 2xx answer. */
   lastSuccess: ReadonlyMap<string, Date>;
+  /** The fan-out's jobs (one per transaction that wrote events) waiting, and dead. */
+  fanOutStats(): Promise<KeyStats[]>;
 }
 
 /**
  * `webhooks` in `/health`, `/health/webhooks` and `/health/dependencies`: each receiver, by host
  * only, with its state (`ok`, `retrying` while its oldest event waits for a retry, `dead_letters`
  * while some of its events are dead-lettered), its counts and its last success. Degraded while any
- * receiver has dead letters: events it should have had are not coming without a replay.
+ * receiver has dead letters: events it should have had are not coming without a replay. `fan_out`
+ * counts the committed transactions whose events are not yet deliveries (`waiting`; they grow
+ * during a burst of writes and drain after it) and those whose fan-out failed for good (`dead`,
+ * which also degrades: no receiver gets their events without a replay).
  */
 export function webhooksComponent(states: ReceiverStates): HealthComponent {
   return {
@@ -33,8 +38,15 @@ export function webhooksComponent(states: ReceiverStates): HealthComponent {
           last_success_at: states.lastSuccess.get(receiver.url)?.toISOString() ?? null,
         };
       });
-      const degraded = receivers.some((receiver) => receiver.state === "dead_letters");
-      return { state: degraded ? "degraded" : "ok", detail: { enabled: receivers.length > 0, receivers } };
+      const fanOut = (await states.fanOutStats()).reduce(
+        (sum, row) => ({ waiting: sum.waiting + row.queued, dead: sum.dead + row.failed }),
+        { waiting: 0, dead: 0 },
+      );
+      const degraded = fanOut.dead > 0 || receivers.some((receiver) => receiver.state === "dead_letters");
+      return {
+        state: degraded ? "degraded" : "ok",
+        detail: { enabled: receivers.length > 0, receivers, fan_out: fanOut },
+      };
     },
   };
 }

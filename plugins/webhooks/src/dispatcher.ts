@@ -1,4 +1,4 @@
-import type { JobRecord } from "@vellum/core";
+import { type JobRecord, ulidTime } from "@vellum/core";
 import type { WebhookMetrics } from "./metrics.js";
 import type { DeliveryPayload } from "./outbox.js";
 import type { Receiver } from "./receivers.js";
@@ -62,7 +62,8 @@ export function createDispatcher(
       });
       const seconds = (performance.now() - started) / 1000;
       options.metrics.attempt(receiver.name, "delivered", seconds);
-      options.metrics.delivered(receiver.name, (Date.now() - Date.parse(job.created_at)) / 1000);
+      // From the commit, which made the event's id, not from the delivery's row (the fan-out's time).
+      options.metrics.delivered(receiver.name, (Date.now() - ulidTime(payload.event)) / 1000);
       options.onDelivered(receiver, new Date());
       return { event: payload.event, status, duration_ms: Math.round(seconds * 1000) };
     } catch (error) {

@@ -2,19 +2,23 @@ import { collectForCommit, definePlugin } from "@vellum/core";
 import { webhooksComponent } from "./component.js";
 import { createDispatcher } from "./dispatcher.js";
 import { articleEvent, type WebhookEvent } from "./events.js";
-import { Outbox } from "./outbox.js";
+import { type FanOutPayload, Outbox } from "./outbox.js";
 import { type WebhooksDb, webhooksMigrations, type WebhooksTables } from "./tables.js";
 import { createWebhookMetrics } from "./metrics.js";
 import { checkWebhooksSettings, WEBHOOKS_SETTINGS, type WebhooksOptions } from "./options.js";
 import { createReceivers, findReceiver } from "./receivers.js";
 import { webhookBackoff } from "./retry.js";
-import { registerAdminRoutes } from "./routes.js";
+import { registerAdminRoutes, type ReplayFilter } from "./routes.js";
+
+/** Applied fan-out jobs are of no use to anyone: kept an hour, for `GET /api/v1/jobs/:id` while debugging. */
+const FANOUT_RETENTION_MS = 3_600_000;
 
 /**
- * Webhooks (contract §7): each committed article change becomes one delivery per receiver,
- * written to the plugin's `deliveries` queue in the change's own transaction (the outbox), then
- * sent signed, at least once, in commit order per receiver, retried on the schedule, and
- * dead-lettered for a replay. Receivers never share the write queue or wait for each other.
+ * Webhooks (contract §7): each committed article change becomes an event, written in the change's
+ * own transaction with a fan-out job (the outbox); the fan-out, on its own background queue, makes
+ * one delivery per receiver on the `deliveries` queue. Deliveries are sent signed, at least once,
+ * in commit order per receiver, retried on the schedule, and dead-lettered for a replay. Receivers
+ * never share the write queue or wait for each other.
  */
 export const webhooks = definePlugin<WebhooksOptions, WebhooksTables>({
   name: "webhooks",
@@ -39,7 +43,8 @@ export const webhooks = definePlugin<WebhooksOptions, WebhooksTables>({
     ctx.migrations(webhooksMigrations);
     const receivers = createReceivers(options.urls);
     const queue = ctx.queue("deliveries");
-    const outbox = new Outbox(ctx.db, queue, receivers);
+    const fanout = ctx.queue("fanout");
+    const outbox = new Outbox(ctx.db, { deliveries: queue, fanout }, receivers);
     const lastSuccess = new Map<string, Date>();
     const maxAttempts = options.retrySchedule.length + 1;
 
@@ -62,6 +67,15 @@ export const webhooks = definePlugin<WebhooksOptions, WebhooksTables>({
         retainAppliedMs: options.retentionMs,
       },
     );
+
+    // Background work: while queued writes are being applied it runs a batch at most every 250 ms.
+    fanout.process((job, w) => outbox.fanOut(w.trx, job.payload as FanOutPayload), {
+      background: true,
+      batchSize: 1,
+      maxAttempts,
+      backoffMs: webhookBackoff(options.retrySchedule),
+      retainAppliedMs: FANOUT_RETENTION_MS,
+    });
 
     if (receivers.length > 0) {
       // Required: a change whose events cannot be written does not commit (and its write is retried).
@@ -89,7 +103,16 @@ export const webhooks = definePlugin<WebhooksOptions, WebhooksTables>({
       for (const receiver of receivers) receiver.agent.destroy();
     });
 
-    registerAdminRoutes(ctx.router, { queue, receivers });
+    // A dead fan-out enqueued nothing: requeued by every replay that does not name one delivery.
+    const replay = async (filter: ReplayFilter): Promise<number> => {
+      const { id, receiverUrl } = filter;
+      const deliveries = await queue.replay({
+        ...(id === undefined ? {} : { ids: [id] }),
+        ...(receiverUrl === undefined ? {} : { key: receiverUrl }),
+      });
+      return deliveries + (id === undefined ? await fanout.replay() : 0);
+    };
+    registerAdminRoutes(ctx.router, { queue, receivers, replay });
     ctx.command("webhooks replay", async (io) => {
       const { id, receiver } = io.options;
       if (typeof id === "boolean" || typeof receiver === "boolean") {
@@ -101,13 +124,17 @@ export const webhooks = definePlugin<WebhooksOptions, WebhooksTables>({
         io.print(`webhooks replay: no configured receiver is named '${receiver}' (see SERVICE_WEBHOOK_URLS)`);
         return 2;
       }
-      const count = await queue.replay({
-        ...(id === undefined ? {} : { ids: [id] }),
-        ...(target ? { key: target.url } : {}),
-      });
+      const count = await replay({ id, receiverUrl: target?.url });
       io.print(`webhooks replay: ${count} dead deliver${count === 1 ? "y" : "ies"} queued again`);
       return 0;
     });
-    ctx.healthComponent(webhooksComponent({ receivers, keyStats: () => queue.keyStats(), lastSuccess }));
+    ctx.healthComponent(
+      webhooksComponent({
+        receivers,
+        keyStats: () => queue.keyStats(),
+        fanOutStats: () => fanout.keyStats(),
+        lastSuccess,
+      }),
+    );
   },
 });

@@ -20,9 +20,17 @@ const ADMIN: RouteMeta = { auth: "key", csrf: false, apiKeyHeader: true };
 
 const STATUS_FILTER: Record<string, JobStatus> = { pending: "queued", delivered: "applied", dead: "failed" };
 
+/** Which dead work a replay requeues: one delivery, one receiver's, or all (with dead fan-outs). */
+export interface ReplayFilter {
+  id?: string | undefined;
+  receiverUrl?: string | undefined;
+}
+
 export interface AdminRouteDeps {
-  queue: Pick<PluginQueue<never>, "list" | "replay">;
+  queue: Pick<PluginQueue<never>, "list">;
   receivers: readonly Receiver[];
+  /** Requeues dead work; answers how many jobs. */
+  replay(filter: ReplayFilter): Promise<number>;
 }
 
 function receiverKey(receivers: readonly Receiver[], reference: string | null, field: string): string | undefined {
@@ -36,7 +44,8 @@ function receiverKey(receivers: readonly Receiver[], reference: string | null, f
 /**
  * `GET /admin/webhooks/deliveries?status=pending|delivered|dead&receiver=<host or URL>&limit=&before=`:
  * the newest deliveries first, `next` for the page after. `POST /admin/webhooks/replay
- * {"id"?, "receiver"?}`: requeues dead deliveries (all, one, or one receiver's) and answers how many.
+ * {"id"?, "receiver"?}`: requeues dead deliveries (all, one, or one receiver's) and answers how many;
+ * without an id, dead fan-outs too.
  */
 export function registerAdminRoutes(router: PluginRouter, deps: AdminRouteDeps): void {
   router.get(
@@ -66,12 +75,8 @@ export function registerAdminRoutes(router: PluginRouter, deps: AdminRouteDeps):
     REPLAY_PATH,
     async (event) => {
       const { id, receiver } = (await readJsonBody(event)) as Static<typeof ReplayBody>;
-      const key = receiverKey(deps.receivers, receiver ?? null, "receiver");
-      const replayed = await deps.queue.replay({
-        ...(id === undefined ? {} : { ids: [id] }),
-        ...(key === undefined ? {} : { key }),
-      });
-      return { replayed };
+      const receiverUrl = receiverKey(deps.receivers, receiver ?? null, "receiver");
+      return { replayed: await deps.replay({ id, receiverUrl }) };
     },
     {
       ...ADMIN,
