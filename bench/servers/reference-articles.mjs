@@ -1,4 +1,4 @@
-import { createHmac } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
@@ -14,7 +14,11 @@ import Database from "better-sqlite3";
  * `--headers contract` adds the headers every Vellum response must carry (contract §3, §4): the
  * security headers and a request id — fixed values here, so what it measures is their bytes on
  * the wire, not the work to make them. Cacheable reads carry no `svc_csrf` cookie (contract §4).
- * Usage: node reference-articles.mjs --port <n> --data-dir <dir> [--mode sqlite|static] [--headers none|contract]
+ * `--headers vellum` also sends, on a 200, the caching headers Vellum sends on these reads (contract
+ * §6: `ETag`, `Cache-Control`, `Cache-Tag`; and `Surrogate-Key`): the ETag made as Vellum makes it,
+ * from the SHA-256 of each body, the others from the URL. Every header Vellum sends, as
+ * `h3-headers.mjs` does for the kernel's own route.
+ * Usage: node reference-articles.mjs --port <n> --data-dir <dir> [--mode sqlite|static] [--headers none|contract|vellum]
  */
 const { values } = parseArgs({
   options: {
@@ -26,10 +30,11 @@ const { values } = parseArgs({
 });
 const port = Number(values.port);
 const dataDir = values["data-dir"];
-const modeOk = ["sqlite", "static"].includes(values.mode ?? "") && ["none", "contract"].includes(values.headers ?? "");
+const HEADER_SETS = ["none", "contract", "vellum"];
+const modeOk = ["sqlite", "static"].includes(values.mode ?? "") && HEADER_SETS.includes(values.headers ?? "");
 if (!Number.isInteger(port) || port <= 0 || !dataDir || !modeOk) {
   console.error(
-    "reference-articles: pass --port <n> --data-dir <dir> [--mode sqlite|static] [--headers none|contract]",
+    "reference-articles: pass --port <n> --data-dir <dir> [--mode sqlite|static] [--headers none|contract|vellum]",
   );
   process.exit(2);
 }
@@ -45,7 +50,7 @@ const tagged = `SELECT f.doc FROM articles_tags t JOIN articles_feed f ON f.id =
 const tagPage = db.prepare(`${tagged} ORDER BY t.article_id DESC LIMIT ?`).pluck();
 const tagPageAfter = db.prepare(`${tagged} AND t.article_id < ? ORDER BY t.article_id DESC LIMIT ?`).pluck();
 const extraHeaders =
-  values.headers === "contract"
+  values.headers !== "none"
     ? {
         "x-content-type-options": "nosniff",
         "referrer-policy": "no-referrer",
@@ -62,12 +67,25 @@ const mac = (id, tag) =>
     .toString("base64url");
 const toArticle = (row) => ({ ...row, tags: JSON.parse(row.tags) });
 
-/** @returns {{ status: number, body: string }} */
+/** The caching headers of a 200 showing `tag` (`--headers vellum`). */
+const caching = (body, tag) =>
+  values.headers === "vellum"
+    ? {
+        etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 22)}"`,
+        "cache-control": "public, max-age=0, s-maxage=60, stale-while-revalidate=30",
+        "cache-tag": tag,
+        "surrogate-key": tag,
+      }
+    : {};
+
+/** @returns {{ status: number, body: string, headers?: Record<string, string> }} */
 function answer(url) {
   const { pathname, searchParams } = new URL(url, "http://reference");
   if (pathname.startsWith("/api/v1/articles/")) {
     const row = bySlug.get(decodeURIComponent(pathname.slice("/api/v1/articles/".length)));
-    return row ? { status: 200, body: JSON.stringify(toArticle(row)) } : { status: 404, body: "{}" };
+    if (!row) return { status: 404, body: "{}" };
+    const body = JSON.stringify(toArticle(row));
+    return { status: 200, body, headers: caching(body, `article:${row.slug}`) };
   }
   if (pathname !== "/api/v1/articles") return { status: 404, body: "{}" };
   const limit = Number(searchParams.get("limit") ?? 20);
@@ -85,7 +103,8 @@ function answer(url) {
   const articles = docs.slice(0, limit);
   const last = articles.at(-1) && JSON.parse(articles.at(-1)).id;
   const next_cursor = docs.length > limit && last ? `${last}.${mac(last, tag)}` : null;
-  return { status: 200, body: `{"articles":[${articles.join(",")}],"next_cursor":${JSON.stringify(next_cursor)}}` };
+  const body = `{"articles":[${articles.join(",")}],"next_cursor":${JSON.stringify(next_cursor)}}`;
+  return { status: 200, body, headers: caching(body, tag ? `tag:${tag}` : "articles") };
 }
 
 const live = JSON.stringify({ live: true });
@@ -104,6 +123,7 @@ createServer((req, res) => {
   res.writeHead(result.status, {
     ...extraHeaders,
     "content-type": "application/json; charset=utf-8",
+    ...result.headers,
     "content-length": Buffer.byteLength(result.body),
   });
   res.end(result.body);
