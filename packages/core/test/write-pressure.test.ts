@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_YIELD_MS, WritePressure } from "../src/queue/write-pressure.js";
+import { BUSY_BATCH, MAX_YIELD_MS, WritePressure } from "../src/queue/write-pressure.js";
 import { queueTestbed } from "./helpers/queue-testbed.js";
 import { sleep, waitFor } from "./helpers/wait.js";
 
@@ -9,19 +9,24 @@ describe("deliveries yield to queued writes", () => {
   it("waits while writes are busy, at most MAX_YIELD_MS after its last start, and not at all between bursts", () => {
     const pressure = new WritePressure();
     expect(pressure.wait(0, 1_000)).toBe(0);
-    pressure.busy(1_000);
+    // A batch smaller than BUSY_BATCH: the writes keep up, nothing waits.
+    pressure.busy(BUSY_BATCH - 1, 1_000);
+    expect(pressure.wait(1_000, 1_005)).toBe(0);
+    pressure.busy(BUSY_BATCH, 1_000);
     // Never started (or long ago): it starts now, and waits after that start.
     expect(pressure.wait(0, 1_005)).toBe(0);
     expect(pressure.wait(1_000, 1_005)).toBe(15);
     // The writes went quiet: no wait.
     expect(pressure.wait(1_000, 1_021)).toBe(0);
     // Writes that go on: the wait ends MAX_YIELD_MS after the last start.
-    pressure.busy(1_240);
+    pressure.busy(BUSY_BATCH, 1_240);
     expect(pressure.wait(1_000, 1_245)).toBe(1_000 + MAX_YIELD_MS - 1_245);
     expect(pressure.wait(1_000, 1_000 + MAX_YIELD_MS)).toBe(0);
   });
 
-  // A delivery queue, and a background transactional queue, beside a stream of 150 queued writes.
+  // A delivery queue, and a background transactional queue, beside a stream of queued writes, all in
+  // full batches of BUSY_BATCH (a last smaller batch would not count as pressure).
+  const WRITES = 20 * BUSY_BATCH;
   type Process = Awaited<ReturnType<typeof setup>>["process"];
   const yielding = [
     {
@@ -43,18 +48,18 @@ describe("deliveries yield to queued writes", () => {
       const { db, queue, process } = await setup();
       const started: number[] = [];
       let writesDoneAt = Number.POSITIVE_INFINITY;
-      let writesLeft = 150;
+      let writesLeft = WRITES;
       process(
         "writes",
         async () => {
           await sleep(2);
           if (--writesLeft === 0) writesDoneAt = Date.now();
         },
-        { batchSize: 1 },
+        { batchSize: BUSY_BATCH },
       );
       c.register(process, async () => void started.push(Date.now()));
       await db.transaction().execute(async (trx) => {
-        for (let n = 0; n < 150; n++) await queue.enqueue(trx, "writes", "write", { n });
+        for (let n = 0; n < WRITES; n++) await queue.enqueue(trx, "writes", "write", { n });
         for (let n = 0; n < 40; n++) await queue.enqueue(trx, "yields", "work", { n }, c.key);
       });
       const queueStarted = Date.now();
@@ -72,22 +77,51 @@ describe("deliveries yield to queued writes", () => {
   it("does not make deliveries yield to a background queue's batches", async () => {
     const { db, queue, process } = await setup();
     const deliveries: number[] = [];
-    let fanoutLeft = 100;
+    let fanoutLeft = 100 * BUSY_BATCH;
     process(
       "more",
       async () => {
         await sleep(2);
         fanoutLeft--;
       },
-      { batchSize: 1, background: true },
+      { batchSize: BUSY_BATCH, background: true },
     );
     process("hooks", async () => void deliveries.push(Date.now()), { mode: "at-least-once" });
     await db.transaction().execute(async (trx) => {
-      for (let n = 0; n < 100; n++) await queue.enqueue(trx, "more", "fan-out", { n });
+      for (let n = 0; n < 100 * BUSY_BATCH; n++) await queue.enqueue(trx, "more", "fan-out", { n });
       for (let n = 0; n < 40; n++) await queue.enqueue(trx, "hooks", "deliver", { n }, "receiver");
     });
     queue.start();
     await waitFor(() => deliveries.length === 40, 10_000);
     expect(fanoutLeft, "deliveries all went out while the background queue still ran").toBeGreaterThan(0);
+  });
+
+  it("does not hold deliveries back while the writes keep up, each in a batch of its own", async () => {
+    const { db, queue, process } = await setup();
+    const deliveries: number[] = [];
+    let writes = 0;
+    process("writes", async () => void writes++);
+    process("hooks", async () => void deliveries.push(Date.now()), { mode: "at-least-once" });
+    queue.start();
+    // A steady trickle, one write every 3 ms, each applied before the next comes; 40 deliveries of
+    // one key (one at a time) join it after 60 ms. Were every batch pressure, one would start each MAX_YIELD_MS.
+    const started = Date.now();
+    let deliveriesAt = Number.POSITIVE_INFINITY;
+    while (Date.now() - started < 600) {
+      await queue.enqueue(db, "writes", "write", {});
+      if (deliveriesAt === Number.POSITIVE_INFINITY && Date.now() - started >= 60) {
+        deliveriesAt = Date.now();
+        await db.transaction().execute(async (trx) => {
+          for (let n = 0; n < 40; n++) await queue.enqueue(trx, "hooks", "deliver", { n }, "receiver");
+        });
+      }
+      await sleep(3);
+    }
+    const writesDoneAt = Date.now();
+    expect(writes, "writes applied meanwhile").toBeGreaterThan(50);
+    expect(
+      deliveries.filter((at) => at < writesDoneAt),
+      "deliveries made while the writes went on",
+    ).toHaveLength(40);
   });
 });

@@ -222,9 +222,9 @@ export class QueueWorker {
    */
   async #applyBatch(jobs: JobRecord[]): Promise<void> {
     if (this.#yields) this.#lastStartAt = Date.now();
-    else this.#pressure.busy();
+    else this.#pressure.busy(jobs.length);
     const failures = await this.#applyOrSplit(jobs);
-    if (!this.#yields) this.#pressure.busy();
+    if (!this.#yields) this.#pressure.busy(jobs.length);
     for (const failure of failures) this.#reportFailure(failure);
   }
 
