@@ -11,6 +11,8 @@ const READY_TIMEOUT_MS = 15_000;
 const KILL_AFTER_MS = 5_000;
 const SAMPLE_MS = 200;
 const OUTPUT_TAIL_CHARS = 8_192;
+/** Starts tried when the port picked for the child was taken before it could bind it. */
+const START_ATTEMPTS = 3;
 
 /** @type {Set<import("node:child_process").ChildProcess>} */
 const live = new Set();
@@ -147,7 +149,19 @@ function reason(output) {
  * @param {(chunk: Buffer) => void} [options.onOutput] also given everything the child writes (stdout and stderr)
  * @returns {Promise<RunningServer>}
  */
-export async function startServer({ args, readyPath = "/health/live", env = {}, onOutput }) {
+export async function startServer(options) {
+  // The port is free when picked and taken when the child binds it: another socket may get it between.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options);
+    } catch (err) {
+      if (attempt >= START_ATTEMPTS || !(err instanceof Error && err.message.includes("EADDRINUSE"))) throw err;
+    }
+  }
+}
+
+/** @param {Parameters<typeof startServer>[0]} options @returns {Promise<RunningServer>} */
+async function startOnce({ args, readyPath = "/health/live", env = {}, onOutput }) {
   const port = await freePort();
   const url = `http://${HOST}:${port}`;
   const startedAt = performance.now();

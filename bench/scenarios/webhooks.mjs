@@ -199,6 +199,49 @@ async function createRun(receiverCount, { hold = false, down = false } = {}) {
   }
 }
 
+/** The steady run's rate: creates a second the writes keep up with, a tenth of what the machine takes. */
+const STEADY_RATE = 200;
+
+/**
+ * Creates at a steady {@link STEADY_RATE} a second for the run's duration, one request at a time
+ * on a timer, with 3 live receivers: a load the writes keep up with must not hold deliveries back.
+ * Counts what each receiver had when the load ended and a second later, and the commit → delivery lag.
+ */
+async function steadyRun() {
+  const receivers = await startReceivers(3, { lifetimeSeconds: receiverLifetime() });
+  let server;
+  try {
+    server = await vellum.start(webhookEnv(receivers.urls));
+    const headers = await writeHeaders(server.url, API_KEY);
+    const started = performance.now();
+    const answers = [];
+    let sent = 0;
+    while (performance.now() - started < defaultDuration() * 1000) {
+      const due = Math.floor(((performance.now() - started) / 1000) * STEADY_RATE);
+      for (; sent < due; sent++) {
+        const body = JSON.stringify(articleBody(`steady-${sent}`, sent));
+        answers.push(fetch(`${server.url}/api/v1/articles`, { method: "POST", headers, body }).then((r) => r.status));
+      }
+      await sleep(5);
+    }
+    const statuses = await Promise.all(answers);
+    const atEnd = (await receivers.stats()).map((s) => s.count);
+    await sleep(1_000);
+    const stats = await receivers.stats();
+    return {
+      sent,
+      accepted: statuses.filter((status) => status === 202).length,
+      atEnd,
+      aSecondLater: stats.map((s) => s.count),
+      lagMs: stats.map((s) => s.lagMs),
+      ...totals(stats),
+    };
+  } finally {
+    await server?.stop();
+    await receivers.process.stop();
+  }
+}
+
 const mean = (values) => values.reduce((sum, v) => sum + v, 0) / values.length;
 const percentText = (share) => (share === null ? "n/a" : `${(share * 100).toFixed(1)} %`);
 const plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
@@ -295,6 +338,25 @@ export default async function webhooksScenario() {
     } catch (err) {
       failures.push(`creates, ${name}: ${err instanceof Error ? err.message : String(err)}`);
     }
+  }
+
+  process.stderr.write(`webhooks: ${STEADY_RATE} creates a second, 3 receivers\n`);
+  try {
+    const steady = await steadyRun();
+    const lag = steady.lagMs.map((l) => `${n0(l.p50)} / ${n0(l.p99)} / ${n0(l.max)}`).join(", ");
+    lines.push(
+      `steady ${STEADY_RATE} creates a second for ${defaultDuration()} s, 3 receivers: ${steady.accepted} of ` +
+        `${steady.sent} accepted; each receiver had ${steady.atEnd.join(", ")} events when the load ended and ` +
+        `${steady.aSecondLater.join(", ")} a second later (${orderText(steady)}); commit → delivery p50 / p99 / max ` +
+        `per receiver ${lag} ms`,
+    );
+    // A load the writes keep up with must not hold deliveries back (they once went out at 4 a second).
+    const behind = steady.aSecondLater.filter((count) => count < steady.accepted).length;
+    if (behind || steady.accepted < steady.sent || steady.outOfOrder || steady.duplicates) {
+      failures.push(`steady creates: ${behind} receivers behind a second after the load (${orderText(steady)})`);
+    }
+  } catch (err) {
+    failures.push(`steady creates: ${err instanceof Error ? err.message : String(err)}`);
   }
 
   const { none, three, held, heldOne, down } = runs;
