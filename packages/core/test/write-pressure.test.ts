@@ -10,16 +10,21 @@ describe("deliveries yield to queued writes", () => {
     const pressure = new WritePressure();
     expect(pressure.wait(0, 1_000)).toBe(0);
     // A batch smaller than BUSY_BATCH: the writes keep up, nothing waits.
-    pressure.busy(BUSY_BATCH - 1, 1_000);
+    const small = pressure.applying(BUSY_BATCH - 1);
     expect(pressure.wait(1_000, 1_005)).toBe(0);
-    pressure.busy(BUSY_BATCH, 1_000);
+    small(1_006);
+    expect(pressure.wait(1_000, 1_007)).toBe(0);
+    // A large batch: busy while it runs, however long, and for 20 ms after it.
+    const large = pressure.applying(BUSY_BATCH);
     // Never started (or long ago): it starts now, and waits after that start.
     expect(pressure.wait(0, 1_005)).toBe(0);
+    expect(pressure.wait(1_000, 1_005)).toBe(MAX_YIELD_MS - 5);
+    large(1_000);
     expect(pressure.wait(1_000, 1_005)).toBe(15);
     // The writes went quiet: no wait.
     expect(pressure.wait(1_000, 1_021)).toBe(0);
     // Writes that go on: the wait ends MAX_YIELD_MS after the last start.
-    pressure.busy(BUSY_BATCH, 1_240);
+    pressure.applying(BUSY_BATCH)(1_240);
     expect(pressure.wait(1_000, 1_245)).toBe(1_000 + MAX_YIELD_MS - 1_245);
     expect(pressure.wait(1_000, 1_000 + MAX_YIELD_MS)).toBe(0);
   });

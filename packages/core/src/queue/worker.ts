@@ -222,9 +222,13 @@ export class QueueWorker {
    */
   async #applyBatch(jobs: JobRecord[]): Promise<void> {
     if (this.#yields) this.#lastStartAt = Date.now();
-    else this.#pressure.busy(jobs.length);
-    const failures = await this.#applyOrSplit(jobs);
-    if (!this.#yields) this.#pressure.busy(jobs.length);
+    const done = this.#yields ? undefined : this.#pressure.applying(jobs.length);
+    let failures: JobFailure[];
+    try {
+      failures = await this.#applyOrSplit(jobs);
+    } finally {
+      done?.();
+    }
     for (const failure of failures) this.#reportFailure(failure);
   }
 

@@ -12,19 +12,31 @@ export const MAX_YIELD_MS = 250;
 export const BUSY_BATCH = 8;
 
 /**
- * Queued writes come first. While a transactional queue keeps applying batches of
- * {@link BUSY_BATCH} jobs or more (a burst of creates), at-least-once queues (deliveries: network I/O on the same event loop) and background
- * transactional queues (a fan-out) start new work at most every {@link MAX_YIELD_MS}, so they take
- * little of the loop and of the one writer from the writes and the API, and they catch up once the
- * burst is over. Between bursts, and under a load the writes keep up with, nothing waits: a rule on
- * any batch at all held deliveries to four starts a second under a steady 200 creates a second.
+ * Queued writes come first. While a transactional queue applies a batch of {@link BUSY_BATCH} jobs
+ * or more (a burst of creates), and for {@link BUSY_WINDOW_MS} after it, at-least-once queues
+ * (deliveries: network I/O on the same event loop) and background transactional queues (a fan-out)
+ * start new work at most every {@link MAX_YIELD_MS}, so they take little of the loop and of the one
+ * writer from the writes and the API, and they catch up once the burst is over. Between bursts, and
+ * under a load the writes keep up with, nothing waits: a rule on any batch at all held deliveries to
+ * four starts a second under a steady 200 creates a second.
  */
 export class WritePressure {
+  /** Batches of {@link BUSY_BATCH} or more being applied now. */
+  #applying = 0;
   #busyUntil = 0;
 
-  /** A transactional queue (not a background one) is applying a batch of `jobs`, or has just applied one. */
-  busy(jobs: number, now = Date.now()): void {
-    if (jobs >= BUSY_BATCH) this.#busyUntil = now + BUSY_WINDOW_MS;
+  /**
+   * A transactional queue (not a background one) starts applying a batch of `jobs`; it calls what
+   * this returns once the batch is done, whether it committed or not. However long the batch takes,
+   * the writes are busy until then.
+   */
+  applying(jobs: number): (end?: number) => void {
+    if (jobs < BUSY_BATCH) return () => undefined;
+    this.#applying++;
+    return (end = Date.now()) => {
+      this.#applying--;
+      this.#busyUntil = Math.max(this.#busyUntil, end + BUSY_WINDOW_MS);
+    };
   }
 
   /**
@@ -32,8 +44,10 @@ export class WritePressure {
    * 0 when the writes are not busy or it has waited {@link MAX_YIELD_MS} already.
    */
   wait(lastStartAt: number, now = Date.now()): number {
-    if (now >= this.#busyUntil) return 0;
+    const applying = this.#applying > 0;
+    if (!applying && now >= this.#busyUntil) return 0;
     const waitedEnough = lastStartAt + MAX_YIELD_MS;
-    return waitedEnough <= now ? 0 : Math.min(waitedEnough, this.#busyUntil) - now;
+    if (waitedEnough <= now) return 0;
+    return applying ? waitedEnough - now : Math.min(waitedEnough, this.#busyUntil) - now;
   }
 }
