@@ -1,7 +1,9 @@
+import { spawn } from "node:child_process";
 import { statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
 import { readSnapshot } from "../src/db/read-snapshot.js";
@@ -27,6 +29,26 @@ async function open(): Promise<{ database: VellumDatabase; path: string }> {
 }
 
 describe("the SQLite connection", () => {
+  it("waits to switch a database another process is creating to WAL, where SQLite answers busy at once", async () => {
+    dir = await mkdtemp(join(tmpdir(), "vellum-sqlite-"));
+    const path = join(dir, "vellum.sqlite");
+    // Its write lock makes the switch fail at once, busy timeout or not (SQLite's deadlock rule).
+    const child = spawn(process.execPath, [
+      fileURLToPath(new URL("./fixtures/write-lock-child.mjs", import.meta.url)),
+      path,
+      "300",
+    ]);
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    await new Promise((resolve) => child.stdout.once("data", resolve));
+    const started = Date.now();
+    database = await openSqlite({ path });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(200);
+    expect(await sql<{ journal_mode: string }>`PRAGMA journal_mode`.execute(database.kysely)).toMatchObject({
+      rows: [{ journal_mode: "wal" }],
+    });
+    await exited;
+  });
+
   it("runs in WAL mode with full sync, foreign keys and the small automatic checkpoint", async () => {
     const { database } = await open();
     const pragma = async (name: string) =>

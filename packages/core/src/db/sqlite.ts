@@ -1,6 +1,7 @@
 import { statSync } from "node:fs";
 import type BetterSqlite3Module from "better-sqlite3";
 import { Kysely, type LogEvent, SqliteDialect, sql } from "kysely";
+import { storageFailure } from "../errors/storage-failure.js";
 import { VellumError } from "../errors/vellum-error.js";
 import { withImmediateBegin } from "./immediate-begin.js";
 import { withRollbackGuard } from "./rollback-guard.js";
@@ -34,11 +35,36 @@ function fileSize(path: string): number {
   }
 }
 
+/** How long opening waits, in all, to switch a database that another process is creating to WAL. */
+const WAL_SWITCH_WAIT_MS = 30_000;
+
+/**
+ * Puts the database in WAL mode. Two processes opening a new database file at once both switch it,
+ * and the one that finds the other's lock gets `SQLITE_BUSY` at once, without its busy timeout
+ * (about 1 in 180 opens of three processes together here; `vellum serve` then failed to start):
+ * it tries again after a short pause.
+ */
+async function enableWal(raw: BetterSqlite3Module.Database): Promise<void> {
+  const deadline = Date.now() + WAL_SWITCH_WAIT_MS;
+  for (;;) {
+    try {
+      raw.pragma("journal_mode = WAL");
+      return;
+    } catch (error) {
+      if (storageFailure(error)?.kind !== "locked" || Date.now() >= deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40));
+    }
+  }
+}
+
 /** Opens a SQLite file in WAL mode with a busy timeout and foreign keys, wrapped in Kysely. */
 export async function openSqlite(options: SqliteOptions, onQuery?: QueryListener): Promise<VellumDatabase> {
   const Database = await loadDriver();
   const raw = new Database(options.path);
-  raw.pragma("journal_mode = WAL");
+  await enableWal(raw).catch((error: unknown) => {
+    raw.close();
+    throw error;
+  });
   const synchronous = options.synchronous ?? "FULL";
   raw.pragma(`synchronous = ${synchronous}`);
   raw.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
