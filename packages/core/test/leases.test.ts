@@ -200,6 +200,21 @@ describe("Leases", () => {
   });
 });
 
+describe("the lease table at start", () => {
+  it("waits to switch a lease table another process is creating to WAL", async () => {
+    const path = await tempPath();
+    // Its write lock makes SQLite refuse the switch at once, busy timeout or not.
+    const holder = fileURLToPath(new URL("./fixtures/write-lock-child.mjs", import.meta.url));
+    const child = spawn(process.execPath, [holder, `${path}.leases`, "300"]);
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    await new Promise((resolve) => child.stdout?.once("data", resolve));
+    const file = await LeaseFile.open(path);
+    running.push(file);
+    expect(file.table.pragma("journal_mode", { simple: true })).toBe("wal");
+    await exited;
+  });
+});
+
 describe("liveness files at start", () => {
   it("removes an old one whose lock is free, not a new one whose process may not have locked it yet", async () => {
     const path = await tempPath();

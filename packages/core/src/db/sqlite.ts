@@ -42,9 +42,9 @@ const WAL_SWITCH_WAIT_MS = 30_000;
  * Puts the database in WAL mode. Two processes opening a new database file at once both switch it,
  * and the one that finds the other's lock gets `SQLITE_BUSY` at once, without its busy timeout
  * (about 1 in 180 opens of three processes together here; `vellum serve` then failed to start):
- * it tries again after a short pause.
+ * it tries again after a short pause. For the database and the lease table beside it.
  */
-async function enableWal(raw: BetterSqlite3Module.Database): Promise<void> {
+export async function enableWal(raw: BetterSqlite3Module.Database): Promise<void> {
   const deadline = Date.now() + WAL_SWITCH_WAIT_MS;
   for (;;) {
     try {

@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Database } from "better-sqlite3";
-import { loadDriver } from "../db/sqlite.js";
+import { enableWal, loadDriver } from "../db/sqlite.js";
 import { acquireFileLock, type FileLock, probeFileLock } from "./file-lock.js";
 
 type DatabaseConstructor = Awaited<ReturnType<typeof loadDriver>>;
@@ -27,7 +27,6 @@ export class LeaseFile {
     this.#Database = Database;
     const memory = databasePath === ":memory:";
     this.table = new Database(memory ? ":memory:" : `${databasePath}.leases`);
-    this.table.pragma("journal_mode = WAL");
     // Commits skip the disk sync; checkpoints do not, so a power loss cannot leave a damaged file.
     this.table.pragma("synchronous = NORMAL");
     this.table.pragma("busy_timeout = 5000");
@@ -36,7 +35,13 @@ export class LeaseFile {
 
   /** Opens the lease files of the database at `databasePath` (better-sqlite3 loaded on demand). */
   static async open(databasePath: string): Promise<LeaseFile> {
-    return new LeaseFile(await loadDriver(), databasePath);
+    const file = new LeaseFile(await loadDriver(), databasePath);
+    // After the busy timeout is set; two processes starting together both switch a new file.
+    await enableWal(file.table).catch((error: unknown) => {
+      file.table.close();
+      throw error;
+    });
+    return file;
   }
 
   /** Takes this process's liveness lock as holder `id` (its own file: nobody else takes it). */
