@@ -223,12 +223,7 @@ export class QueueWorker {
   async #applyBatch(jobs: JobRecord[]): Promise<void> {
     if (this.#yields) this.#lastStartAt = Date.now();
     const done = this.#yields ? undefined : this.#pressure.applying(jobs.length);
-    let failures: JobFailure[];
-    try {
-      failures = await this.#applyOrSplit(jobs);
-    } finally {
-      done?.();
-    }
+    const failures = await this.#applyOrSplit(jobs).finally(() => done?.());
     for (const failure of failures) this.#reportFailure(failure);
   }
 
