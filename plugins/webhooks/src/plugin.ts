@@ -68,7 +68,7 @@ export const webhooks = definePlugin<WebhooksOptions, WebhooksTables>({
       },
     );
 
-    // Background work: while queued writes are being applied it runs a batch at most every 250 ms.
+    // Background work: during a burst of queued writes it applies one fan-out at most every 250 ms.
     fanout.process((job, w) => outbox.fanOut(w.trx, job.payload as FanOutPayload), {
       background: true,
       batchSize: 1,

@@ -40,9 +40,9 @@ const WAL_SWITCH_WAIT_MS = 30_000;
 
 /**
  * Puts the database in WAL mode. Two processes opening a new database file at once both switch it,
- * and the one that finds the other's lock gets `SQLITE_BUSY` at once, without its busy timeout
- * (about 1 in 180 opens of three processes together here; `vellum serve` then failed to start):
- * it tries again after a short pause. For the database and the lease table beside it.
+ * and the one that finds the other's lock gets `SQLITE_BUSY` at once, without its busy timeout (a
+ * `vellum serve` then failed to start): it tries again after a short pause. For the database and
+ * the lease table beside it.
  */
 export async function enableWal(raw: BetterSqlite3Module.Database): Promise<void> {
   const deadline = Date.now() + WAL_SWITCH_WAIT_MS;

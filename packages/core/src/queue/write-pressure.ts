@@ -6,8 +6,8 @@ export const MAX_YIELD_MS = 250;
 
 /**
  * The fewest jobs in a batch that make the writes busy. Group commit takes what piled up since the
- * last commit, so batches grow only when writes come faster than they are applied: a steady
- * 200 creates a second comes one or two a batch, a saturating load tens.
+ * last commit, so batches grow only when writes come faster than they are applied (measured in
+ * docs/benchmarks.md, "Webhooks (issue 13)").
  */
 export const BUSY_BATCH = 8;
 
@@ -17,8 +17,7 @@ export const BUSY_BATCH = 8;
  * (deliveries: network I/O on the same event loop) and background transactional queues (a fan-out)
  * start new work at most every {@link MAX_YIELD_MS}, so they take little of the loop and of the one
  * writer from the writes and the API, and they catch up once the burst is over. Between bursts, and
- * under a load the writes keep up with, nothing waits: a rule on any batch at all held deliveries to
- * four starts a second under a steady 200 creates a second.
+ * under a load the writes keep up with (small batches), nothing waits.
  */
 export class WritePressure {
   /** Batches of {@link BUSY_BATCH} or more being applied now. */
