@@ -42,7 +42,7 @@ const READS = [
 /**
  * @typedef {object} CacheTarget
  * @property {string} name
- * @property {"bare" | "contract" | "vellum" | "replay" | "off"} role
+ * @property {"bare" | "security" | "vellum" | "replay" | "off"} role
  * @property {(context: { template: string, workDir: string, captured?: string }) => Promise<import("../lib/server.mjs").RunningServer>} start
  */
 
@@ -66,13 +66,13 @@ const targets = [
       }),
   },
   {
-    name: "bare node:http + the contract's headers",
-    role: "contract",
+    name: "bare node:http + the §3–4 headers",
+    role: "security",
     start: ({ template }) =>
       startServer({
         args: (port) => [
           reference,
-          ...["--port", String(port), "--data-dir", template, "--mode", "static", "--headers", "contract"],
+          ...["--port", String(port), "--data-dir", template, "--mode", "static", "--headers", "security"],
         ],
         readyPath: READY_PATH,
       }),
@@ -261,8 +261,8 @@ async function measureMix(server, target, plan) {
 /**
  * The response cache on the articles scenario's seeded database: one article, a list page and a tag
  * page from `vellum serve`'s cache (warmed first; the hits are counted from /metrics before and after
- * each run), next to bare node:http sending the same body bytes, that server with the contract's
- * headers, node:http replaying Vellum's cached response byte for byte, and Vellum with the cache off.
+ * each run), next to bare node:http sending the same body bytes, that server with the headers of
+ * contract §3–4, node:http replaying Vellum's cached response byte for byte, and Vellum with the cache off.
  * Then a 95 % read / 5 % write mix on Vellum with the cache on and off: req/s, read and write
  * latency, hit rate while writes purge, stale reads.
  * @type {import("./registry.mjs").Scenario}
@@ -367,10 +367,10 @@ export default async function cacheScenario() {
     const parts = [
       `${shareText("bare")} of bare node:http's req/s` +
         (target ? ` (target ≥ ${percent(target)}: ${ofBare === null ? "n/a" : met(ofBare >= target)})` : ""),
-      `${shareText("contract")} of bare with the contract's headers`,
+      `${shareText("security")} of bare with the §3–4 headers`,
       `${shareText("replay")} of node:http replaying the same response`,
       `${share("vellum", "off") === null ? "n/a" : `${share("vellum", "off").toFixed(1)}×`} the cache off; ` +
-        `server CPU ${cpu("vellum")} µs/req (bare ${cpu("bare")}, with the contract's headers ${cpu("contract")}, ` +
+        `server CPU ${cpu("vellum")} µs/req (bare ${cpu("bare")}, with the §3–4 headers ${cpu("security")}, ` +
         `replay ${cpu("replay")}, cache off ${cpu("off")})`,
       `p99 ${cached.p99} ms (target < ${TARGETS.p99Ms} ms: ${met(cached.p99 < TARGETS.p99Ms)})`,
       `hits ${hits ? `${hits.hits} of ${hits.hits + hits.misses} lookups` : "n/a"}` +

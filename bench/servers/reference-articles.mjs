@@ -11,14 +11,15 @@ import Database from "better-sqlite3";
  * prepared statements and the same JSON (cursors signed with the same key; list pages from the
  * same `articles_feed` summaries), and nothing else: no routing library, metrics or error envelope.
  * `--mode static` answers the same URLs with bytes read once at start: bare node:http.
- * `--headers contract` adds the headers every Vellum response must carry (contract §3, §4): the
+ * `--headers security` adds the headers every Vellum response must carry (contract §3, §4): the
  * security headers and a request id — fixed values here, so what it measures is their bytes on
  * the wire, not the work to make them. Cacheable reads carry no `svc_csrf` cookie (contract §4).
- * `--headers vellum` also sends, on a 200, the caching headers Vellum sends on these reads (contract
- * §6: `ETag`, `Cache-Control`, `Cache-Tag`; and `Surrogate-Key`): the ETag made as Vellum makes it,
- * from the SHA-256 of each body, the others from the URL. Every header Vellum sends, as
+ * `--headers contract` also sends, on a 200, the caching headers contract §6 asks of article reads:
+ * `ETag`, made as Vellum makes it from the SHA-256 of each body, `Cache-Control` and `Cache-Tag`.
+ * With these, a response carries every header the contract requires of it.
+ * `--headers vellum` adds Vellum's `Surrogate-Key` to those: every header Vellum sends, as
  * `h3-headers.mjs` does for the kernel's own route.
- * Usage: node reference-articles.mjs --port <n> --data-dir <dir> [--mode sqlite|static] [--headers none|contract|vellum]
+ * Usage: node reference-articles.mjs --port <n> --data-dir <dir> [--mode sqlite|static] [--headers none|security|contract|vellum]
  */
 const { values } = parseArgs({
   options: {
@@ -30,11 +31,11 @@ const { values } = parseArgs({
 });
 const port = Number(values.port);
 const dataDir = values["data-dir"];
-const HEADER_SETS = ["none", "contract", "vellum"];
+const HEADER_SETS = ["none", "security", "contract", "vellum"];
 const modeOk = ["sqlite", "static"].includes(values.mode ?? "") && HEADER_SETS.includes(values.headers ?? "");
 if (!Number.isInteger(port) || port <= 0 || !dataDir || !modeOk) {
   console.error(
-    "reference-articles: pass --port <n> --data-dir <dir> [--mode sqlite|static] [--headers none|contract|vellum]",
+    "reference-articles: pass --port <n> --data-dir <dir> [--mode sqlite|static] [--headers none|security|contract|vellum]",
   );
   process.exit(2);
 }
@@ -67,16 +68,16 @@ const mac = (id, tag) =>
     .toString("base64url");
 const toArticle = (row) => ({ ...row, tags: JSON.parse(row.tags) });
 
-/** The caching headers of a 200 showing `tag` (`--headers vellum`). */
-const caching = (body, tag) =>
-  values.headers === "vellum"
-    ? {
-        etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 22)}"`,
-        "cache-control": "public, max-age=0, s-maxage=60, stale-while-revalidate=30",
-        "cache-tag": tag,
-        "surrogate-key": tag,
-      }
-    : {};
+/** The caching headers of a 200 showing `tag` (`--headers contract` and `vellum`). */
+const caching = (body, tag) => {
+  if (values.headers !== "contract" && values.headers !== "vellum") return {};
+  const headers = {
+    etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 22)}"`,
+    "cache-control": "public, max-age=0, s-maxage=60, stale-while-revalidate=30",
+    "cache-tag": tag,
+  };
+  return values.headers === "vellum" ? { ...headers, "surrogate-key": tag } : headers;
+};
 
 /** @returns {{ status: number, body: string, headers?: Record<string, string> }} */
 function answer(url) {
