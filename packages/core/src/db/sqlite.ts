@@ -41,8 +41,8 @@ const WAL_SWITCH_WAIT_MS = 30_000;
 /**
  * Puts the database in WAL mode. Two processes opening a new database file at once both switch it,
  * and the one that finds the other's lock gets `SQLITE_BUSY` at once, without its busy timeout (a
- * `vellum serve` then failed to start): it tries again after a short pause. For the database and
- * the lease table beside it.
+ * `vellum serve` then failed to start): it tries again after a short pause. When it cannot switch,
+ * it closes the connection and throws. For the database and the lease table beside it.
  */
 export async function enableWal(raw: BetterSqlite3Module.Database): Promise<void> {
   const deadline = Date.now() + WAL_SWITCH_WAIT_MS;
@@ -51,7 +51,10 @@ export async function enableWal(raw: BetterSqlite3Module.Database): Promise<void
       raw.pragma("journal_mode = WAL");
       return;
     } catch (error) {
-      if (storageFailure(error)?.kind !== "locked" || Date.now() >= deadline) throw error;
+      if (storageFailure(error)?.kind !== "locked" || Date.now() >= deadline) {
+        raw.close();
+        throw error;
+      }
       await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 40));
     }
   }
@@ -61,10 +64,7 @@ export async function enableWal(raw: BetterSqlite3Module.Database): Promise<void
 export async function openSqlite(options: SqliteOptions, onQuery?: QueryListener): Promise<VellumDatabase> {
   const Database = await loadDriver();
   const raw = new Database(options.path);
-  await enableWal(raw).catch((error: unknown) => {
-    raw.close();
-    throw error;
-  });
+  await enableWal(raw);
   const synchronous = options.synchronous ?? "FULL";
   raw.pragma(`synchronous = ${synchronous}`);
   raw.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);

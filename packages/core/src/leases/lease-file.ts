@@ -37,10 +37,7 @@ export class LeaseFile {
   static async open(databasePath: string): Promise<LeaseFile> {
     const file = new LeaseFile(await loadDriver(), databasePath);
     // After the busy timeout is set; two processes starting together both switch a new file.
-    await enableWal(file.table).catch((error: unknown) => {
-      file.table.close();
-      throw error;
-    });
+    await enableWal(file.table);
     return file;
   }
 
