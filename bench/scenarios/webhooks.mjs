@@ -354,7 +354,7 @@ export default async function webhooksScenario() {
     const steady = await steadyRun(steadyRate);
     const lag = steady.lagMs.map((l) => `${n0(l.p50)} / ${n0(l.p99)} / ${n0(l.max)}`).join(", ");
     lines.push(
-      `steady ${steadyRate} creates a second (${noneRates.length ? "a tenth of the rate without receivers" : "no run without receivers gave a rate"}) ` +
+      `steady ${steadyRate} creates a second (${noneRates.length ? `${STEADY_SHARE * 100} % of the rate without receivers` : "no run without receivers gave a rate"}) ` +
         `for ${defaultDuration()} s, 3 receivers: ${steady.accepted} of ` +
         `${steady.sent} accepted; each receiver had ${steady.atEnd.join(", ")} events when the load ended and ` +
         `${steady.aSecondLater.join(", ")} a second later (${orderText(steady)}); commit → delivery p50 / p99 / max ` +
