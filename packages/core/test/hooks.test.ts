@@ -146,6 +146,30 @@ describe("hook declarations", () => {
       expect.objectContaining({ plugin: "failing", hook: "relay:isolated", error: new Error("subscriber down") }),
     ]);
   });
+
+  it("run serial subscribers in order, each after the one before settles, sync or async", async () => {
+    const relay = definePlugin({ name: "relay", hooks: { "relay:serial": "serial" }, setup: () => {} });
+    const subscriber = (name: string, fn: (payload: { calls: string[] }) => void | Promise<void>) =>
+      definePlugin({ name, setup: (ctx) => void ctx.hooks.hook("relay:serial", fn) })();
+    const slow = subscriber("slow", async ({ calls }) => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      calls.push("slow");
+    });
+    const sync = (name: string) => subscriber(name, ({ calls }) => void calls.push(name));
+    const late = subscriber("late", async ({ calls }) => {
+      await Promise.resolve();
+      calls.push("late");
+      if (calls[0] === "first") throw new Error("late refuses");
+    });
+    t = await createTestVellum({ plugins: [relay(), sync("sync"), slow, sync("again"), late] });
+
+    const calls: string[] = [];
+    await t.vellum.hooks.callHook("relay:serial", { calls });
+    expect(calls).toEqual(["sync", "slow", "again", "late"]);
+    const more = ["first"];
+    await expect(t.vellum.hooks.callHook("relay:serial", { calls: more })).rejects.toThrow("late refuses");
+    expect(more).toEqual(["first", "sync", "slow", "again", "late"]);
+  });
 });
 
 describe("after-commit hooks", () => {

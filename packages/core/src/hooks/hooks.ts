@@ -144,14 +144,28 @@ export class VellumHookBus {
   async call<N extends HookName>(name: N, payload: HookPayload<N>): Promise<void> {
     const kind = this.#kinds.get(name)?.kind;
     if (kind === "commit") throw CoreErrors.hookCommitCall([name]);
-    if (kind !== "serial") {
-      await this.#hookable.callHook(name, payload);
-      return;
+    if (kind === "serial") await this.serial(name, payload);
+    else await this.#hookable.callHook(name, payload);
+  }
+
+  /**
+   * Runs serial hook `name`'s subscribers in order; a promise only once one of them returns one.
+   * The request hooks run on every request: synchronous subscribers cost no promise or microtask.
+   */
+  serial<N extends HookName>(name: N, payload: HookPayload<N>): Promise<void> | undefined {
+    return this.#serialFrom(this.#serial.get(name) ?? [], 0, payload);
+  }
+
+  #serialFrom(
+    fns: ReadonlyArray<(payload: never) => unknown>,
+    from: number,
+    payload: unknown,
+  ): Promise<void> | undefined {
+    for (let i = from; i < fns.length; i++) {
+      const result = (fns[i] as (payload: unknown) => unknown)(payload);
+      if (result instanceof Promise) return result.then(() => this.#serialFrom(fns, i + 1, payload));
     }
-    for (const fn of this.#serial.get(name) ?? []) {
-      const result = fn(payload as never) as unknown;
-      if (result instanceof Promise) await result;
-    }
+    return undefined;
   }
 }
 

@@ -1,8 +1,5 @@
 import { type ConsolaInstance, LogLevels } from "consola";
-import type { Counter, Histogram } from "prom-client";
 import type { CoreMetrics } from "../metrics/core-metrics.js";
-
-type Labels = "method" | "route" | "status";
 
 /** What the observer records of one answered request. */
 export interface ObservedRequest {
@@ -20,11 +17,10 @@ export type RequestObserver = (request: ObservedRequest) => void;
 
 /**
  * Records one request: `service_requests_total` and `service_request_duration_seconds` by
- * method, route pattern and status class (labelled children cached per combination), plus one
- * access-log line with the path only — never the query string, where search terms live.
+ * method, route pattern and status class, plus one access-log line with the path only — never
+ * the query string, where search terms live.
  */
 export function createRequestObserver(metrics: CoreMetrics, logger: ConsolaInstance, accessLog: boolean) {
-  const children = new Map<string, { count: Counter.Internal; time: Histogram.Internal<Labels> }>();
   const observe: RequestObserver = (request) => {
     try {
       record(request);
@@ -35,17 +31,8 @@ export function createRequestObserver(metrics: CoreMetrics, logger: ConsolaInsta
   return observe;
 
   function record({ method, route, pathname, status, startedAt, requestId }: ObservedRequest): void {
-    const statusClass = `${Math.floor(status / 100)}xx`;
-    const key = `${method} ${route} ${statusClass}`;
-    let child = children.get(key);
-    if (!child) {
-      const labels = { method, route, status: statusClass };
-      child = { count: metrics.requests.labels(labels), time: metrics.duration.labels(labels) };
-      children.set(key, child);
-    }
     const seconds = typeof startedAt === "number" ? (performance.now() - startedAt) / 1000 : 0;
-    child.count.inc();
-    child.time.observe(seconds);
+    metrics.requests.record(method, route, status, seconds);
     if (accessLog && logger.level >= LogLevels.info) {
       const ms = Math.round(seconds * 10_000) / 10;
       // Structured fields for a JSON reporter (`SERVICE_LOG_FORMAT=json`); text logs print the message.

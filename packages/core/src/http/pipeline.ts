@@ -48,6 +48,11 @@ export interface PipelineDeps {
 
 const JSON_CONTENT = { "content-type": "application/json; charset=utf-8" } as const;
 
+/** `fn` of `value`, at once when it is not a promise (no microtask), else once it settles. */
+function then<R>(value: unknown, fn: (value: unknown) => R): R | Promise<R> {
+  return value instanceof Promise ? value.then(fn) : fn(value);
+}
+
 function isPlainJson(value: unknown): value is object {
   if (value === null || typeof value !== "object") return false;
   const proto = Object.getPrototypeOf(value);
@@ -86,7 +91,11 @@ export function createPipeline(deps: PipelineDeps) {
     }
   }
 
-  async function middleware(event: H3Event, next: () => unknown): Promise<unknown> {
+  /**
+   * Routing, readiness, CORS preflight and the route's guards, then the handler. Synchronous
+   * unless a guard or the handler waits: each promise and microtask here costs every request.
+   */
+  function middleware(event: H3Event, next: () => unknown): unknown {
     const route = matchedRoute(event);
     const meta = route?.meta;
     if (deps.state() !== "ready" && !meta?.probe) {
@@ -106,13 +115,18 @@ export function createPipeline(deps: PipelineDeps) {
     }
     if (meta?.feature && !deps.features.has(meta.feature)) throw new ApiError("not_found", "No such route.");
     const auth = effectiveAuth(event.req.method, meta ?? {});
-    if (auth.key) await authenticate(event, meta ?? {});
-    if (auth.csrf && !csrfMatches(deps.csrf(), getCookie(event, CSRF_COOKIE), event.req.headers.get(CSRF_HEADER))) {
-      throw new ApiError("csrf_failed", "Send the svc_csrf cookie value in the X-CSRF-Token header.");
-    }
+    if (auth.key || meta?.rateLimit) return guarded(event, meta ?? {}, auth, next);
+    checkCsrf(event, auth.csrf);
+    return handle(event, next);
+  }
+
+  /** The key, then the CSRF token, then the rate limit: the guards that ask a store. */
+  async function guarded(event: H3Event, meta: RouteMeta, auth: { key: boolean; csrf: boolean }, next: () => unknown) {
+    if (auth.key) await authenticate(event, meta);
+    checkCsrf(event, auth.csrf);
     // Counted once the key and the CSRF token hold, so anonymous requests from a shared address
     // cannot spend the key holder's budget of a rate-limited write (the purge endpoint).
-    if (meta?.rateLimit) {
+    if (meta.rateLimit) {
       const outcome = await takeToken(deps.store, meta.rateLimit, clientIp(event, deps.trustProxy));
       const headers = {
         "ratelimit-limit": String(outcome.limit),
@@ -126,39 +140,46 @@ export function createPipeline(deps: PipelineDeps) {
       }
       addResponseHeaders(event, headers);
     }
-    if (
-      !deps.bus.hasSubscribers("http:request") &&
-      !deps.bus.hasSubscribers("http:reply") &&
-      !deps.bus.hasSubscribers("http:response")
-    ) {
-      return complete(event, await next());
-    }
-    return aroundHandler(event, next);
+    return handle(event, next);
   }
 
-  /** The `http:request` / `http:reply` / `http:response` hooks, each paid for only when some plugin subscribes. */
-  async function aroundHandler(event: H3Event, next: () => unknown): Promise<unknown> {
-    if (deps.bus.hasSubscribers("http:request")) {
-      const before: { event: H3Event; response?: Response } = { event };
-      await deps.bus.call("http:request", before);
-      if (before.response) return complete(event, before.response);
+  function checkCsrf(event: H3Event, required: boolean): void {
+    if (required && !csrfMatches(deps.csrf(), getCookie(event, CSRF_COOKIE), event.req.headers.get(CSRF_HEADER))) {
+      throw new ApiError("csrf_failed", "Send the svc_csrf cookie value in the X-CSRF-Token header.");
     }
-    let value = await next();
-    if (deps.bus.hasSubscribers("http:reply")) value = await replied(event, value);
-    if (!deps.bus.hasSubscribers("http:response")) return complete(event, value);
-    const result = toKernelResponse(event, value);
-    const after = { event, response: result instanceof Response ? result : await toResponse(result, event) };
-    await deps.bus.call("http:response", after);
-    return complete(event, after.response);
+  }
+
+  /**
+   * The handler, with the `http:request` / `http:reply` / `http:response` hooks around it, each
+   * paid for only when some plugin subscribes.
+   */
+  function handle(event: H3Event, next: () => unknown): unknown {
+    if (!deps.bus.hasSubscribers("http:request")) return then(next(), (value) => replyHooks(event, value));
+    const before: { event: H3Event; response?: Response } = { event };
+    return then(deps.bus.serial("http:request", before), () =>
+      before.response ? complete(event, before.response) : then(next(), (value) => replyHooks(event, value)),
+    );
+  }
+
+  function replyHooks(event: H3Event, value: unknown): unknown {
+    const reply = deps.bus.hasSubscribers("http:reply") ? replied(event, value) : value;
+    if (!deps.bus.hasSubscribers("http:response")) return then(reply, (value) => complete(event, value));
+    return then(reply, (value) => responseHook(event, value));
   }
 
   /** A handler's `Reply` or plain JSON value through `http:reply`; anything else as it is. */
-  async function replied(event: H3Event, value: unknown): Promise<unknown> {
+  function replied(event: H3Event, value: unknown): unknown {
     const reply = isReply(value) ? value : isPlainJson(value) ? jsonReply(event, value) : undefined;
     if (!reply) return value;
     const payload = { event, reply };
-    await deps.bus.call("http:reply", payload);
-    return payload.reply;
+    return then(deps.bus.serial("http:reply", payload), () => payload.reply);
+  }
+
+  async function responseHook(event: H3Event, value: unknown): Promise<Response> {
+    const result = toKernelResponse(event, value);
+    const after = { event, response: result instanceof Response ? result : await toResponse(result, event) };
+    await deps.bus.serial("http:response", after);
+    return complete(event, after.response);
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { VellumMetrics } from "./metrics.js";
+import { RequestMetrics } from "./request-metrics.js";
 
 export type CoreMetrics = ReturnType<typeof registerCoreMetrics>;
 
@@ -12,17 +13,7 @@ export function registerCoreMetrics(metrics: VellumMetrics) {
     },
   });
   return {
-    requests: metrics.counter({
-      name: "service_requests_total",
-      help: "HTTP requests by method, route pattern and status class",
-      labelNames: ["method", "route", "status"],
-    }),
-    duration: metrics.histogram({
-      name: "service_request_duration_seconds",
-      help: "HTTP request duration in seconds by method, route pattern and status class",
-      labelNames: ["method", "route", "status"],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    }),
+    requests: new RequestMetrics(metrics.registry),
     lockouts: metrics.counter({
       name: "service_auth_lockouts_total",
       help: "Client IPs locked out after repeated failed authentications",
