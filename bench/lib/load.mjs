@@ -31,7 +31,9 @@ export function defaultDuration() {
  * @param {object} options
  * @param {string} options.url full URL to load
  * @param {number} [options.connections] concurrent connections (default 50)
- * @param {number} [options.duration] seconds (default: env BENCH_DURATION, else 10)
+ * @param {number} [options.duration] seconds (default: env BENCH_DURATION, else 10); with `amount`, the
+ *   seconds the run may take at most
+ * @param {number} [options.amount] send this many requests instead of loading for `duration`
  * @param {string} [options.method] HTTP method (default GET)
  * @param {Record<string, string>} [options.headers]
  * @param {string} [options.body]
@@ -44,8 +46,10 @@ export async function runLoad({
   method = "GET",
   headers = {},
   body,
+  amount,
 }) {
-  const args = [autocannonBin, "--json", "-c", String(connections), "-d", String(duration), "-m", method];
+  const length = amount === undefined ? ["-d", String(duration)] : ["-a", String(amount)];
+  const args = [autocannonBin, "--json", "-c", String(connections), ...length, "-m", method];
   for (const [key, value] of Object.entries(headers)) args.push("-H", `${key}=${value}`);
   if (body !== undefined) args.push("-b", body);
   args.push(url);

@@ -31,6 +31,13 @@ process.once("exit", () => {
  * @property {() => number | undefined} cpuSeconds CPU time (user + system) used so far; undefined without /proc
  */
 
+/**
+ * @typedef {object} Launcher a program that runs `node` (valgrind): `command ...args node <server args>`
+ * @property {string} command
+ * @property {string[]} args
+ * @property {number} readyTimeoutMs how long the server may take to answer (a profiler slows it down)
+ */
+
 /** @returns {Promise<number>} a port that was free a moment ago on 127.0.0.1 */
 export function freePort() {
   return new Promise((resolve, reject) => {
@@ -147,6 +154,7 @@ function reason(output) {
  * @param {string} [options.readyPath] path polled every 10 ms until it answers 200 (default /health/live)
  * @param {NodeJS.ProcessEnv} [options.env] extra environment variables for the child
  * @param {(chunk: Buffer) => void} [options.onOutput] also given everything the child writes (stdout and stderr)
+ * @param {Launcher} [options.launcher] runs `node` under another program (a profiler)
  * @returns {Promise<RunningServer>}
  */
 export async function startServer(options) {
@@ -161,11 +169,12 @@ export async function startServer(options) {
 }
 
 /** @param {Parameters<typeof startServer>[0]} options @returns {Promise<RunningServer>} */
-async function startOnce({ args, readyPath = "/health/live", env = {}, onOutput }) {
+async function startOnce({ args, readyPath = "/health/live", env = {}, onOutput, launcher }) {
   const port = await freePort();
   const url = `http://${HOST}:${port}`;
   const startedAt = performance.now();
-  const child = spawn(process.execPath, args(port), {
+  const command = launcher ? launcher.command : process.execPath;
+  const child = spawn(command, launcher ? [...launcher.args, process.execPath, ...args(port)] : args(port), {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -213,7 +222,8 @@ async function startOnce({ args, readyPath = "/health/live", env = {}, onOutput 
     clearTimeout(killer);
   };
 
-  const deadline = startedAt + READY_TIMEOUT_MS;
+  const readyTimeoutMs = launcher?.readyTimeoutMs ?? READY_TIMEOUT_MS;
+  const deadline = startedAt + readyTimeoutMs;
   for (;;) {
     if (exited) {
       clearInterval(sampler);
@@ -224,7 +234,7 @@ async function startOnce({ args, readyPath = "/health/live", env = {}, onOutput 
     if ((await probeStatus(url + readyPath)) === 200) break;
     if (performance.now() > deadline) {
       await stop();
-      throw new Error(`did not answer 200 on ${readyPath} within ${READY_TIMEOUT_MS / 1000} s`);
+      throw new Error(`did not answer 200 on ${readyPath} within ${readyTimeoutMs / 1000} s`);
     }
     await sleep(POLL_MS);
   }

@@ -11,32 +11,33 @@ const vellumBin = fileURLToPath(new URL("../../packages/vellum/bin/vellum.mjs", 
 /**
  * @typedef {object} Target
  * @property {string} name
- * @property {(env?: NodeJS.ProcessEnv) => Promise<import("./server.mjs").RunningServer & { dataDir?: string }>} start
- *   spawns the server (with `env` added to its environment) and waits for /health/live
+ * @property {(env?: NodeJS.ProcessEnv, launcher?: import("./server.mjs").Launcher) => Promise<import("./server.mjs").RunningServer & { dataDir?: string }>} start
+ *   spawns the server (with `env` added to its environment, under `launcher` if given) and waits for /health/live
  */
 
 /** @type {Target} */
 export const bare = {
   name: "bare node:http",
-  start: () => startServer({ args: (port) => [bareServer, "--port", String(port)] }),
+  start: (env = {}, launcher) => startServer({ args: (port) => [bareServer, "--port", String(port)], env, launcher }),
 };
 
 /** @type {Target} h3 alone sending the headers a Vellum response carries (the kernel target's reference). */
 export const h3Headers = {
   name: "h3 + same headers",
-  start: () => startServer({ args: (port) => [h3Server, "--port", String(port)] }),
+  start: (env = {}, launcher) => startServer({ args: (port) => [h3Server, "--port", String(port)], env, launcher }),
 };
 
 /** @type {Target} `vellum serve` on a fresh temporary data directory (`dataDir`), removed again on stop. */
 export const vellum = {
   name: "vellum serve",
-  async start(env = {}) {
+  async start(env = {}, launcher) {
     const dataDir = await mkdtemp(join(tmpdir(), "vellum-bench-"));
     const cleanup = () => rm(dataDir, { recursive: true, force: true });
     try {
       const server = await startServer({
         args: (port) => [vellumBin, "serve", "--port", String(port), "--host", "127.0.0.1", "--data-dir", dataDir],
         env: { SERVICE_LOG_LEVEL: "warn", ...env },
+        launcher,
       });
       return {
         ...server,

@@ -4,6 +4,7 @@
  */
 export const scenarioNames = [
   "health-live",
+  "kernel-instructions",
   "cold-start",
   "search",
   "articles",
