@@ -10,6 +10,17 @@ import { defaultPlugins } from "../../packages/vellum/dist/index.js";
 import { startServer } from "../lib/server.mjs";
 import { articleBody } from "./articles-data.mjs";
 
+/** Articles in the seeded database; env BENCH_ARTICLES_SEED overrides (quick trial runs). */
+export const SEEDED = Number(process.env.BENCH_ARTICLES_SEED) || 100_000;
+/** The deep cursor sits this many pages of 100 from the newest article (half way at 100,000). */
+export const DEEP_PAGES = Math.floor(SEEDED / 200);
+/** The API key of the seed's writes, and of the servers started on it. */
+export const SEED_API_KEY = "bench-articles-api-key-0123456789abcdef";
+/** Answers 200 once a server on the seed is ready. */
+export const READY_PATH = "/api/v1/articles?limit=1";
+/** The one-article read: the middle article. */
+export const ONE_ARTICLE_PATH = `/api/v1/articles/article-${Math.floor(SEEDED / 2)}`;
+
 const IN_FLIGHT = 512;
 const BASE = "http://seed.invalid";
 const root = new URL("../../", import.meta.url);
@@ -123,12 +134,12 @@ export async function copyOf(template, into) {
  * folder under `parent`; stopping the server removes the copy.
  * @param {string} template
  * @param {string} parent
- * @param {{ args: (port: number, dataDir: string) => string[], readyPath: string, env?: Record<string, string> }} options
+ * @param {{ args: (port: number, dataDir: string) => string[], readyPath: string, env?: Record<string, string>, launcher?: import("../lib/server.mjs").Launcher }} options
  */
-export async function serveCopy(template, parent, { args, readyPath, env }) {
+export async function serveCopy(template, parent, { args, readyPath, env, launcher }) {
   const dataDir = await copyOf(template, await mkdtemp(join(parent, "vellum-run-")));
   try {
-    const server = await startServer({ args: (port) => args(port, dataDir), readyPath, env });
+    const server = await startServer({ args: (port) => args(port, dataDir), readyPath, env, launcher });
     return {
       ...server,
       dataDir,

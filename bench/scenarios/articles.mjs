@@ -3,15 +3,17 @@ import { fileURLToPath } from "node:url";
 import { defaultDuration, runLoad, runServerLoad, withServerCpu } from "../lib/load.mjs";
 import { startServer } from "../lib/server.mjs";
 import { measureCreates } from "./articles-creates.mjs";
-import { seededTemplate, serveCopy } from "./articles-seed.mjs";
+import {
+  DEEP_PAGES,
+  ONE_ARTICLE_PATH,
+  READY_PATH,
+  SEED_API_KEY as API_KEY,
+  SEEDED,
+  seededTemplate,
+  serveCopy,
+} from "./articles-seed.mjs";
 
-/** Articles in the seeded database; env BENCH_ARTICLES_SEED overrides (quick trial runs). */
-const SEEDED = Number(process.env.BENCH_ARTICLES_SEED) || 100_000;
-/** The deep cursor sits this many pages of 100 from the newest article (half way at 100,000). */
-const DEEP_PAGES = Math.floor(SEEDED / 200);
 const WARMUP_SECONDS = 2;
-const API_KEY = "bench-articles-api-key-0123456789abcdef";
-const READY_PATH = "/api/v1/articles?limit=1";
 
 const reference = fileURLToPath(new URL("../servers/reference-articles.mjs", import.meta.url));
 const articlesOnly = fileURLToPath(new URL("../servers/vellum-articles.mjs", import.meta.url));
@@ -115,7 +117,7 @@ const targets = [
 /** @param {string} deepCursor */
 function reads(deepCursor) {
   return [
-    { name: "GET /api/v1/articles/:slug", path: `/api/v1/articles/article-${Math.floor(SEEDED / 2)}` },
+    { name: "GET /api/v1/articles/:slug", path: ONE_ARTICLE_PATH },
     { name: "GET /api/v1/articles?limit=20", path: "/api/v1/articles?limit=20" },
     { name: "GET /api/v1/articles?tag=…&limit=20", path: "/api/v1/articles?tag=topic-7&limit=20" },
     {

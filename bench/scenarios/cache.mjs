@@ -7,16 +7,18 @@ import { defaultDuration, runLoad, runServerLoad, withServerCpu } from "../lib/l
 import { runNodeJson } from "../lib/node-json.mjs";
 import { startServer } from "../lib/server.mjs";
 import { TAGS } from "./articles-data.mjs";
-import { seededTemplate, serveCopy } from "./articles-seed.mjs";
+import {
+  DEEP_PAGES,
+  ONE_ARTICLE_PATH,
+  READY_PATH,
+  SEED_API_KEY as API_KEY,
+  SEEDED,
+  seededTemplate,
+  serveCopy,
+} from "./articles-seed.mjs";
 
-/** Articles in the seeded database (the articles scenario's cached seed); env BENCH_ARTICLES_SEED overrides. */
-const SEEDED = Number(process.env.BENCH_ARTICLES_SEED) || 100_000;
-/** Only so the seed is the articles scenario's (its cache key is the count; the cursor is not used here). */
-const DEEP_PAGES = Math.floor(SEEDED / 200);
 const WARMUP_SECONDS = 2;
 const CONNECTIONS = 50;
-const API_KEY = "bench-articles-api-key-0123456789abcdef";
-const READY_PATH = "/api/v1/articles?limit=1";
 /** Issue targets: cached one article and list page as a share of bare node:http, p99 of cached reads. */
 const TARGETS = { article: 0.6, list: 0.5, p99Ms: 10 };
 /** Versions of the measured mix start here, above any the warm-up wrote (the stale-read check compares them). */
@@ -34,7 +36,7 @@ const mixLoad = fileURLToPath(new URL("./cache-mix-load.mjs", import.meta.url));
 const env = { SERVICE_API_KEY: API_KEY, SERVICE_LOG_LEVEL: "warn" };
 
 const READS = [
-  { key: "article", name: "GET /api/v1/articles/:slug", path: `/api/v1/articles/article-${Math.floor(SEEDED / 2)}` },
+  { key: "article", name: "GET /api/v1/articles/:slug", path: ONE_ARTICLE_PATH },
   { key: "list", name: "GET /api/v1/articles?limit=20", path: "/api/v1/articles?limit=20" },
   { key: "tag", name: "GET /api/v1/articles?tag=…&limit=20", path: "/api/v1/articles?tag=topic-7&limit=20" },
 ];

@@ -4,7 +4,7 @@
  */
 export const scenarioNames = [
   "health-live",
-  "kernel-instructions",
+  "instructions",
   "cold-start",
   "search",
   "articles",
