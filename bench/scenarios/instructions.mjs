@@ -113,6 +113,37 @@ async function dumpedInstructions(dir) {
 }
 
 /**
+ * @param {string} template the articles scenario's seeded data directory
+ * @returns {Route} one article from the response cache, against bare node:http sending the same bytes from memory
+ */
+const cachedArticleRoute = (template) => ({
+  label: "one article from the response cache",
+  path: ONE_ARTICLE_PATH,
+  targets: [
+    {
+      name: "bare node:http (same bytes, from memory)",
+      start: (launcher) =>
+        startServer({
+          args: (port) => [reference, "--port", String(port), "--data-dir", template, "--mode", "static"],
+          readyPath: READY_PATH,
+          launcher,
+        }),
+    },
+    {
+      name: "vellum serve (response cache on)",
+      start: (launcher) =>
+        serveCopy(template, tmpdir(), {
+          args: (port, dir) => [vellumBin, "serve", "--port", String(port), "--host", "127.0.0.1", "--data-dir", dir],
+          readyPath: READY_PATH,
+          env: { SERVICE_API_KEY: SEED_API_KEY, SERVICE_LOG_LEVEL: "warn" },
+          launcher,
+        }),
+    },
+  ],
+  share: ["bare node:http (same bytes, from memory)", "vellum serve (response cache on)"],
+});
+
+/**
  * Counts the user-space instructions `target` spends on each of `COUNTED_REQUESTS` requests of
  * `path`, under callgrind with counting switched on only after the warm-up.
  * @param {CountedTarget} target
@@ -146,7 +177,8 @@ async function instructionsPerRequest(target, path) {
  * `node:http`, h3 sending the same headers and `vellum serve` (the kernel's share of h3, issue 10's
  * first target), and one article by slug on the articles scenario's seed, uncached, on the
  * `node:http` + better-sqlite3 reference sending the contract's headers and `vellum serve` (its
- * read target). Unlike req/s, which moves by tens of percent on the shared 2-core machines from one
+ * read target), and the same article from Vellum's response cache against bare `node:http`
+ * sending the same bytes (issue 12's target). Unlike req/s, which moves by tens of percent on the shared 2-core machines from one
  * run to the next, an instruction count repeats within a fraction of a percent, so these shares
  * can be compared across runs and machines. They leave out what the operating system does for a
  * request (the socket's reads and writes), the same for every target, so they are lower than the
@@ -164,7 +196,7 @@ export default async function instructions() {
   const failures = [];
   /** @type {string[]} */
   const lines = [];
-  for (const route of [kernelRoute(), articleRoute(seed.template)]) {
+  for (const route of [kernelRoute(), articleRoute(seed.template), cachedArticleRoute(seed.template)]) {
     /** @type {Map<string, number>} */
     const perRequest = new Map();
     for (const target of route.targets) {
