@@ -53,35 +53,65 @@ const kernelRoute = () => ({
 });
 
 /**
+ * The reference article server on the seed (it only reads it), with `options` (`--headers`, `--mode`).
+ * @param {string} name
  * @param {string} template the articles scenario's seeded data directory
- * @returns {Route} one article by slug, uncached, on the reference with the contract's headers and `vellum serve`
+ * @param {string[]} options
+ * @returns {CountedTarget}
  */
-const articleRoute = (template) => ({
-  label: "one article by slug, uncached",
-  path: ONE_ARTICLE_PATH,
-  targets: [
-    {
-      name: "reference + the contract's headers",
-      start: (launcher) =>
-        startServer({
-          args: (port) => [reference, "--port", String(port), "--data-dir", template, "--headers", "contract"],
-          readyPath: READY_PATH,
-          launcher,
-        }),
-    },
-    {
-      name: "vellum serve (CACHE_MAX_ENTRIES=0)",
-      start: (launcher) =>
-        serveCopy(template, tmpdir(), {
-          args: (port, dir) => [vellumBin, "serve", "--port", String(port), "--host", "127.0.0.1", "--data-dir", dir],
-          readyPath: READY_PATH,
-          env: { SERVICE_API_KEY: SEED_API_KEY, SERVICE_LOG_LEVEL: "warn", CACHE_MAX_ENTRIES: "0" },
-          launcher,
-        }),
-    },
-  ],
-  share: ["reference + the contract's headers", "vellum serve (CACHE_MAX_ENTRIES=0)"],
+const referenceOnSeed = (name, template, options) => ({
+  name,
+  start: (launcher) =>
+    startServer({
+      args: (port) => [reference, "--port", String(port), "--data-dir", template, ...options],
+      readyPath: READY_PATH,
+      launcher,
+    }),
 });
+
+/**
+ * `vellum serve` on a private copy of the seed, with `env` added.
+ * @param {string} name
+ * @param {string} template
+ * @param {Record<string, string>} env
+ * @returns {CountedTarget}
+ */
+const vellumOnSeed = (name, template, env) => ({
+  name,
+  start: (launcher) =>
+    serveCopy(template, tmpdir(), {
+      args: (port, dir) => [vellumBin, "serve", "--port", String(port), "--host", "127.0.0.1", "--data-dir", dir],
+      readyPath: READY_PATH,
+      env: { SERVICE_API_KEY: SEED_API_KEY, SERVICE_LOG_LEVEL: "warn", ...env },
+      launcher,
+    }),
+});
+
+/**
+ * @param {string} template the articles scenario's seeded data directory
+ * @returns {Route[]} one article by slug, uncached, against the reference with the contract's headers;
+ *   and from the response cache, against bare node:http sending the same bytes from memory
+ */
+const articleRoutes = (template) => [
+  {
+    label: "one article by slug, uncached",
+    path: ONE_ARTICLE_PATH,
+    targets: [
+      referenceOnSeed("reference + the contract's headers", template, ["--headers", "contract"]),
+      vellumOnSeed("vellum serve (CACHE_MAX_ENTRIES=0)", template, { CACHE_MAX_ENTRIES: "0" }),
+    ],
+    share: ["reference + the contract's headers", "vellum serve (CACHE_MAX_ENTRIES=0)"],
+  },
+  {
+    label: "one article from the response cache",
+    path: ONE_ARTICLE_PATH,
+    targets: [
+      referenceOnSeed("bare node:http (same bytes, from memory)", template, ["--mode", "static"]),
+      vellumOnSeed("vellum serve (response cache on)", template, {}),
+    ],
+    share: ["bare node:http (same bytes, from memory)", "vellum serve (response cache on)"],
+  },
+];
 
 /** @returns {boolean} */
 function hasCallgrind() {
@@ -111,37 +141,6 @@ async function dumpedInstructions(dir) {
   if (!match) throw new Error("the callgrind dump has no totals line");
   return Number(match[1]);
 }
-
-/**
- * @param {string} template the articles scenario's seeded data directory
- * @returns {Route} one article from the response cache, against bare node:http sending the same bytes from memory
- */
-const cachedArticleRoute = (template) => ({
-  label: "one article from the response cache",
-  path: ONE_ARTICLE_PATH,
-  targets: [
-    {
-      name: "bare node:http (same bytes, from memory)",
-      start: (launcher) =>
-        startServer({
-          args: (port) => [reference, "--port", String(port), "--data-dir", template, "--mode", "static"],
-          readyPath: READY_PATH,
-          launcher,
-        }),
-    },
-    {
-      name: "vellum serve (response cache on)",
-      start: (launcher) =>
-        serveCopy(template, tmpdir(), {
-          args: (port, dir) => [vellumBin, "serve", "--port", String(port), "--host", "127.0.0.1", "--data-dir", dir],
-          readyPath: READY_PATH,
-          env: { SERVICE_API_KEY: SEED_API_KEY, SERVICE_LOG_LEVEL: "warn" },
-          launcher,
-        }),
-    },
-  ],
-  share: ["bare node:http (same bytes, from memory)", "vellum serve (response cache on)"],
-});
 
 /**
  * Counts the user-space instructions `target` spends on each of `COUNTED_REQUESTS` requests of
@@ -196,7 +195,7 @@ export default async function instructions() {
   const failures = [];
   /** @type {string[]} */
   const lines = [];
-  for (const route of [kernelRoute(), articleRoute(seed.template), cachedArticleRoute(seed.template)]) {
+  for (const route of [kernelRoute(), ...articleRoutes(seed.template)]) {
     /** @type {Map<string, number>} */
     const perRequest = new Map();
     for (const target of route.targets) {
