@@ -22,7 +22,7 @@ interface Sample {
  * `service_requests_total` and `service_request_duration_seconds`, tallied in plain numbers per
  * label combination and shown to the registry as a counter and a histogram when it is read.
  * prom-client builds and hashes a label string on every `inc` and `observe`, even through a
- * labelled child, which every request would pay for (docs/benchmarks.md, "Kernel instructions").
+ * labelled child, which every request would pay for (docs/benchmarks.md, "Instructions a request").
  */
 export class RequestMetrics {
   readonly #tallies = new Map<string, Tally>();
