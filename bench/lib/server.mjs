@@ -82,6 +82,19 @@ export function readCpuSeconds(pid) {
 }
 
 /**
+ * What the process has handed to write calls so far (`wchar`, `syscw` of /proc/<pid>/io): every
+ * file and socket write, whether or not it reached the disk.
+ * @param {number} pid
+ * @returns {{ bytes: number, calls: number } | undefined}
+ */
+export function readWrites(pid) {
+  const io = procFile(pid, "io");
+  if (io === undefined) return undefined;
+  const field = (name) => Number(new RegExp(`^${name}: (\\d+)$`, "m").exec(io)?.[1] ?? Number.NaN);
+  return { bytes: field("wchar"), calls: field("syscw") };
+}
+
+/**
  * The machine's CPU time so far, in ticks: all of it, and what the hypervisor took for other guests
  * (`steal`, from /proc/stat). Undefined where /proc/stat is not there.
  * @returns {{ total: number, steal: number } | undefined}

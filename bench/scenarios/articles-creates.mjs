@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { defaultDuration } from "../lib/load.mjs";
 import { runNodeJson } from "../lib/node-json.mjs";
+import { readWrites } from "../lib/server.mjs";
 
 const LOAD = fileURLToPath(new URL("./articles-create-load.mjs", import.meta.url));
 const CONNECTIONS = 50;
@@ -80,11 +81,12 @@ async function probe({ url, apiKey, until }) {
 
 /**
  * Sustained creates for the run duration: acknowledged/s (202s), applied/s (rows written, sampled
- * from the database file every 250 ms), backlog and drain time, and 202 → applied latency both
- * from client probes and from every job's accept/applied timestamps in the queue table.
- * @param {{ url: string, dataDir: string, apiKey: string }} options
+ * from the database file every 250 ms), backlog and drain time, 202 → applied latency both
+ * from client probes and from every job's accept/applied timestamps in the queue table, and what
+ * the server (`pid`) handed to write calls per create, load and drain (Linux only).
+ * @param {{ url: string, dataDir: string, apiKey: string, pid: number }} options
  */
-export async function measureCreates({ url, dataDir, apiKey }) {
+export async function measureCreates({ url, dataDir, apiKey, pid }) {
   const duration = defaultDuration();
   const db = new Database(join(dataDir, "db", "vellum.sqlite"), { readonly: true });
   const lastRow = db.prepare("SELECT max(rowid) AS n FROM articles_items");
@@ -94,6 +96,7 @@ export async function measureCreates({ url, dataDir, apiKey }) {
      WHERE queue = 'articles' AND status = 'applied' AND created_at >= ?`,
   );
   try {
+    const writesBefore = readWrites(pid);
     const startIso = new Date().toISOString();
     const samples = [];
     const sample = () => samples.push({ t: performance.now(), rows: lastRow.get().n, queued: queued.get().n });
@@ -110,6 +113,14 @@ export async function measureCreates({ url, dataDir, apiKey }) {
     while (queued.get().n > 0 && performance.now() - loadEnd < DRAIN_TIMEOUT_MS) await sleep(50);
     const drainMs = performance.now() - loadEnd;
     clearInterval(sampler);
+    const writesAfter = readWrites(pid);
+    const writes =
+      writesBefore && writesAfter && load.accepted > 0
+        ? {
+            bytesPerCreate: (writesAfter.bytes - writesBefore.bytes) / load.accepted,
+            callsPerCreate: (writesAfter.calls - writesBefore.calls) / load.accepted,
+          }
+        : undefined;
 
     const first = samples[0];
     const appliedPerSecond = (atEnd.rows - first.rows) / ((atEnd.t - first.t) / 1000);
@@ -130,12 +141,19 @@ export async function measureCreates({ url, dataDir, apiKey }) {
       drainMs,
       probeLagMs: { n: probeLags.length, p50: quantile(probeLags, 0.5), p99: quantile(probeLags, 0.99) },
       jobLagMs: { n: jobLags.length, p50: quantile(jobLags, 0.5), p99: quantile(jobLags, 0.99) },
+      writes,
       lines: [
         `${load.accepted} acknowledged in ${load.durationSeconds.toFixed(1)} s = ${load.rps.toFixed(0)}/s (p50 ${load.p50} ms, p99 ${load.p99} ms);` +
           ` applied ${appliedPerSecond.toFixed(0)}/s over the same window (slowest second ${Math.min(...perSecond).toFixed(0)}/s);` +
           ` backlog at the end ${atEnd.queued}, drained ${(drainMs / 1000).toFixed(1)} s later`,
         `202 → applied: p50 ${fmt(quantile(probeLags, 0.5))} ms, p99 ${fmt(quantile(probeLags, 0.99))} ms (${probeLags.length} client probes polling GET /api/v1/jobs/:id);` +
           ` accept → applied over all ${jobLags.length} jobs: p50 ${fmt(quantile(jobLags, 0.5))} ms, p99 ${fmt(quantile(jobLags, 0.99))} ms`,
+        ...(writes
+          ? [
+              `server write calls per create (files and sockets, load and drain, /proc/<pid>/io): ${writes.callsPerCreate.toFixed(1)},` +
+                ` ${(writes.bytesPerCreate / 1024).toFixed(1)} KiB`,
+            ]
+          : []),
       ],
     };
   } finally {

@@ -176,7 +176,7 @@ export default async function articlesScenario() {
         // CPU per create includes applying them: the run ends once the backlog has drained.
         const { result, cpuUsPerUnit } = await withServerCpu(
           server,
-          () => measureCreates({ url: server.url, dataDir: server.dataDir, apiKey: API_KEY }),
+          () => measureCreates({ url: server.url, dataDir: server.dataDir, apiKey: API_KEY, pid: server.pid }),
           (measured) => measured.load.accepted,
         );
         creates[target.name] = result;

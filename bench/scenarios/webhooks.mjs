@@ -162,7 +162,7 @@ async function createRun(receiverCount, { hold = false, down = false } = {}) {
     const machineBefore = machineTicks();
     const { result: creates, cpuUsPerUnit: cpuUsPerCreate } = await withServerCpu(
       server,
-      () => measureCreates({ url: server.url, dataDir: server.dataDir, apiKey: API_KEY }),
+      () => measureCreates({ url: server.url, dataDir: server.dataDir, apiKey: API_KEY, pid: server.pid }),
       (measured) => measured.load.accepted,
     );
     const stolen = stolenShare(machineBefore, machineTicks());

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { statSync } from "node:fs";
+import { existsSync, readdirSync, readlinkSync, statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -57,7 +57,38 @@ describe("the SQLite connection", () => {
     expect(await pragma("synchronous")).toBe(2);
     expect(await pragma("foreign_keys")).toBe(1);
     expect(await pragma("wal_autocheckpoint")).toBe(WAL_AUTOCHECKPOINT_PAGES);
+    expect(await pragma("temp_store")).toBe(2);
   });
+
+  it.runIf(existsSync("/proc/self/fd"))(
+    "keeps a savepoint's statement journal in memory, not in a file of the temp dir (Linux)",
+    async () => {
+      const { database } = await open();
+      const db = database.kysely;
+      // SQLite opens its temp files as `etilqs_…` and unlinks them at once: only the open descriptor shows.
+      const tempFiles = () =>
+        readdirSync("/proc/self/fd")
+          .map((fd) => {
+            try {
+              return readlinkSync(`/proc/self/fd/${fd}`);
+            } catch {
+              return "";
+            }
+          })
+          .filter((target) => target.includes("etilqs_"));
+      await sql`CREATE TABLE blobs (id INTEGER PRIMARY KEY, data BLOB NOT NULL)`.execute(db);
+      const seen = await db.transaction().execute(async (trx) => {
+        for (let i = 0; i < 64; i++) await sql`INSERT INTO blobs (data) VALUES (${Buffer.alloc(4000, i)})`.execute(trx);
+        // 256 KB of pages changed inside a savepoint: a file journal would have spilled past 64 KiB by now.
+        await sql`SAVEPOINT big`.execute(trx);
+        await sql`UPDATE blobs SET data = zeroblob(4000)`.execute(trx);
+        const open = tempFiles();
+        await sql`RELEASE big`.execute(trx);
+        return open;
+      });
+      expect(seen).toEqual([]);
+    },
+  );
 
   it("keeps the WAL near 4 MB under a stream of small write transactions (24 MB written)", async () => {
     const { database, path } = await open();
