@@ -71,8 +71,9 @@ export async function openSqlite(options: SqliteOptions, onQuery?: QueryListener
   raw.pragma("foreign_keys = ON");
   // Every queued job and every commit subscriber runs in a savepoint, whose statement journal SQLite
   // writes to a deleted file in the temp dir once it passes 64 KiB: about two write calls in three
-  // of a create's (docs/benchmarks.md), and an I/O error on a read-only root file system. In memory
-  // it lasts as long as its transaction, which the queue's batches bound.
+  // of a create's (docs/benchmarks.md), and SQLITE_IOERR_GETTEMPPATH where no temp dir is writable
+  // (a read-only root file system). In memory it lasts as long as its transaction, which the
+  // queue's batches bound.
   raw.pragma("temp_store = MEMORY");
   // Small PASSIVE checkpoints after the commit that passes 1,000 pages (4 MB): each blocks the event
   // loop briefly instead of one long TRUNCATE of a large WAL, which cut the create p99 and CPU under
