@@ -14,8 +14,11 @@ import {
 } from "./articles-seed.mjs";
 
 const WARMUP_SECONDS = 2;
+/** The creates reference (`servers/reference-creates.mjs`): Vellum's creates are compared with it. */
+const CREATES_REFERENCE = "node:http + better-sqlite3, the same writes (creates reference)";
 
 const reference = fileURLToPath(new URL("../servers/reference-articles.mjs", import.meta.url));
+const referenceCreates = fileURLToPath(new URL("../servers/reference-creates.mjs", import.meta.url));
 const articlesOnly = fileURLToPath(new URL("../servers/vellum-articles.mjs", import.meta.url));
 const defaultsWithout = fileURLToPath(new URL("../servers/vellum-defaults-without.mjs", import.meta.url));
 const vellumBin = fileURLToPath(new URL("../../packages/vellum/bin/vellum.mjs", import.meta.url));
@@ -24,7 +27,9 @@ const env = { SERVICE_API_KEY: API_KEY, SERVICE_LOG_LEVEL: "warn" };
 /**
  * @typedef {object} ArticlesTarget
  * @property {string} name
- * @property {boolean} writes whether it takes creates (the reference servers only read)
+ * @property {boolean} writes whether it takes creates (the read references do not)
+ * @property {boolean} [reads] false for a target measured on creates only
+ * @property {boolean} [comparedWithCreatesReference] its creates write what the creates reference writes (articles and search)
  * @property {(template: string) => Promise<import("../lib/server.mjs").RunningServer>} start
  */
 
@@ -85,12 +90,20 @@ const targets = [
     // Uncached reads: the response cache (scenario `cache`) would answer every measured read from memory.
     name: "vellum serve (default plugins, CACHE_MAX_ENTRIES=0)",
     writes: true,
+    comparedWithCreatesReference: true,
     start: (template) =>
       onCopy(
         template,
         (port, dir) => [vellumBin, "serve", "--port", String(port), "--host", "127.0.0.1", "--data-dir", dir],
         { CACHE_MAX_ENTRIES: "0" },
       ),
+  },
+  {
+    // Creates only, right after Vellum's: the same rows written with node:http and better-sqlite3 alone.
+    name: CREATES_REFERENCE,
+    writes: true,
+    reads: false,
+    start: (template) => onCopy(template, (port, dir) => [referenceCreates, "--port", String(port), "--data-dir", dir]),
   },
   {
     // What the cache plugin's validators cost an uncached read: the default plugins' row without it.
@@ -161,7 +174,7 @@ export default async function articlesScenario() {
     let server;
     try {
       server = await target.start(seed.template);
-      for (const read of readList) {
+      for (const read of target.reads === false ? [] : readList) {
         await expectOk(server.url + read.path);
         await runLoad({ url: server.url + read.path, duration: WARMUP_SECONDS });
         const load = await runServerLoad(server, { url: server.url + read.path });
@@ -214,6 +227,17 @@ export default async function articlesScenario() {
         );
       }
     }
+  }
+  const ceiling = creates[CREATES_REFERENCE];
+  for (const { name } of targets.filter((target) => target.comparedWithCreatesReference)) {
+    const result = creates[name];
+    if (!result || !ceiling) continue;
+    const share = (of, by) => `${((of / by) * 100).toFixed(0)} %`;
+    lines.push(
+      `creates, ${name}: ${share(result.load.rps, ceiling.load.rps)} of the creates reference's acknowledged/s` +
+        ` (${result.load.rps.toFixed(0)} against ${ceiling.load.rps.toFixed(0)}/s),` +
+        ` ${share(result.appliedPerSecond, ceiling.appliedPerSecond)} of its applied/s`,
+    );
   }
   return { rows, lines, failures, data: { seed: { ...seed, template: undefined }, creates } };
 }
