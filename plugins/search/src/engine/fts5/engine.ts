@@ -1,4 +1,4 @@
-import { collectForCommit, readSnapshot, sql } from "@vellum/core";
+import { type CompiledQuery, collectForCommit, readSnapshot, sql } from "@vellum/core";
 import { type Db, type GenerationRow, searchView } from "../../tables.js";
 import type {
   EngineStats,
@@ -42,10 +42,33 @@ export interface Fts5EngineOptions {
 export class Fts5Engine implements SearchEngine {
   readonly #db: Db;
   readonly #options: Fts5EngineOptions;
+  /** `#guarded`'s statements, compiled once: they run around every indexed write. */
+  readonly #savepoint: Record<"begin" | "release" | "rollback", CompiledQuery>;
+  /**
+   * The generations, read once per write transaction: it holds the write lock, so only its own
+   * `markBroken` can change them meanwhile, and that drops the entry (read again after, so a
+   * rolled-back mark is seen as rolled back).
+   */
+  readonly #generations = new WeakMap<object, Promise<GenerationRow[]>>();
 
   constructor(db: Db, options: Fts5EngineOptions = {}) {
     this.#db = db;
     this.#options = options;
+    this.#savepoint = {
+      begin: sql`SAVEPOINT search_index`.compile(db),
+      release: sql`RELEASE search_index`.compile(db),
+      rollback: sql`ROLLBACK TO search_index`.compile(db),
+    };
+  }
+
+  #writableGenerations(db: Db): Promise<GenerationRow[]> {
+    if (!db.isTransaction) return listGenerations(db);
+    let rows = this.#generations.get(db);
+    if (!rows) {
+      rows = listGenerations(db);
+      this.#generations.set(db, rows);
+    }
+    return rows;
   }
 
   /**
@@ -60,7 +83,7 @@ export class Fts5Engine implements SearchEngine {
     apply: (db: Db, t: GenerationTables, row: GenerationRow) => Promise<IndexChange | undefined>,
   ): Promise<void> {
     const db = searchView(trx);
-    for (const row of await listGenerations(db)) {
+    for (const row of await this.#writableGenerations(db)) {
       if (row.broken || row.layout !== LAYOUT) continue;
       const tables = generationTables(row.generation);
       const change = await this.#guarded(db, row.generation, () => apply(db, tables, row));
@@ -78,16 +101,17 @@ export class Fts5Engine implements SearchEngine {
   }
 
   /** Runs `step` in a savepoint; a failure rolls it back and marks `generation` broken. */
-  async #guarded<T>(trx: Db, generation: number, step: () => Promise<T>): Promise<T | undefined> {
-    await sql`SAVEPOINT search_index`.execute(trx);
+  async #guarded<T>(db: Db, generation: number, step: () => Promise<T>): Promise<T | undefined> {
+    await db.executeQuery(this.#savepoint.begin);
     try {
       const result = await step();
-      await sql`RELEASE search_index`.execute(trx);
+      await db.executeQuery(this.#savepoint.release);
       return result;
     } catch (error) {
-      await sql`ROLLBACK TO search_index`.execute(trx);
-      await sql`RELEASE search_index`.execute(trx);
-      await markBroken(trx, generation);
+      await db.executeQuery(this.#savepoint.rollback);
+      await db.executeQuery(this.#savepoint.release);
+      this.#generations.delete(db);
+      await markBroken(db, generation);
       this.#options.onWriteFailure?.(error, generation);
       return undefined;
     }

@@ -1,6 +1,7 @@
 import { sql } from "@vellum/core";
 import type { Db, GenerationRow } from "../../tables.js";
 import { RebuildRunningError } from "../types.js";
+import { prepared } from "./prepared.js";
 import {
   createGenerationTables,
   dropGenerationTables,
@@ -40,15 +41,14 @@ export async function markBroken(db: Db, generation: number): Promise<void> {
 /** Counts `added` documents into a generation and renews its heartbeat (and `indexed_at` when `indexed`). */
 export async function touch(db: Db, generation: number, added: number, indexed: boolean): Promise<void> {
   const now = new Date().toISOString();
-  await db
-    .updateTable("search_generations")
-    .set((eb) => ({
-      documents: eb("documents", "+", added),
-      heartbeat_at: now,
-      ...(indexed ? { indexed_at: now } : {}),
-    }))
-    .where("generation", "=", generation)
-    .execute();
+  const query = prepared(indexed ? "touch-indexed" : "touch", generation, indexed ? 4 : 3, () =>
+    db
+      .updateTable("search_generations")
+      .set((eb) => ({ documents: eb("documents", "+", 0), heartbeat_at: "", ...(indexed ? { indexed_at: "" } : {}) }))
+      .where("generation", "=", 0)
+      .compile(),
+  );
+  await query.run(db, indexed ? [added, now, now, generation] : [added, now, generation]);
 }
 
 /**

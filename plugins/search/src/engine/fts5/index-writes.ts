@@ -3,6 +3,7 @@ import type { Db, DocsRow } from "../../tables.js";
 import { vocabularyWords } from "../../text/tokenize.js";
 import type { SearchDocument } from "../types.js";
 import { touch } from "./generations.js";
+import { prepared } from "./prepared.js";
 import type { GenerationTables } from "./schema.js";
 import { applyDeltas, countInto } from "./vocabulary.js";
 
@@ -34,9 +35,10 @@ function row(doc: SearchDocument): Omit<DocsRow, "rowid"> {
 }
 
 async function stored(db: Db, t: GenerationTables, id: string): Promise<StoredText | undefined> {
-  const rows = await sql<StoredText>`
-    SELECT rowid, title, tags, tags_text, body FROM ${sql.table(t.docs)} WHERE article_id = ${id}`.execute(db);
-  return rows.rows[0];
+  const query = prepared<StoredText>("stored", t.generation, 1, () =>
+    sql`SELECT rowid, title, tags, tags_text, body FROM ${sql.table(t.docs)} WHERE article_id = ${""}`.compile(db),
+  );
+  return (await query.rows(db, [id]))[0];
 }
 
 /**
@@ -76,13 +78,26 @@ export async function upsertDocument(db: Db, t: GenerationTables, doc: SearchDoc
   const old = await stored(db, t, doc.id);
   if (old) await unindex(db, t, old, terms, tags);
   const values = row(doc);
-  const inserted = await sql<Pick<DocsRow, "rowid">>`
-    INSERT INTO ${sql.table(t.docs)} (article_id, slug, title, tags, tags_text, body, created_at, updated_at)
-    VALUES (${values.article_id}, ${values.slug}, ${values.title}, ${values.tags}, ${values.tags_text},
-            ${values.body}, ${values.created_at}, ${values.updated_at})
-    RETURNING rowid`.execute(db);
-  const rowid = (inserted.rows[0] as Pick<DocsRow, "rowid">).rowid;
-  await sql`INSERT INTO search_pending_fts (generation, docid) VALUES (${t.generation}, ${rowid})`.execute(db);
+  const insert = prepared<Pick<DocsRow, "rowid">>("insert", t.generation, 8, () => {
+    const values = sql.join(Array.from({ length: 8 }, () => ""));
+    return sql`INSERT INTO ${sql.table(t.docs)} (article_id, slug, title, tags, tags_text, body, created_at, updated_at)
+      VALUES (${values}) RETURNING rowid`.compile(db);
+  });
+  const inserted = await insert.rows(db, [
+    values.article_id,
+    values.slug,
+    values.title,
+    values.tags,
+    values.tags_text,
+    values.body,
+    values.created_at,
+    values.updated_at,
+  ]);
+  const rowid = (inserted[0] as Pick<DocsRow, "rowid">).rowid;
+  const pend = prepared("pend", t.generation, 2, () =>
+    sql`INSERT INTO search_pending_fts (generation, docid) VALUES (${0}, ${0})`.compile(db),
+  );
+  await pend.run(db, [t.generation, rowid]);
   countInto(terms, documentWords(values), 1);
   countInto(tags, doc.tags, 1);
   return { terms, tags, added: old ? 0 : 1 };
@@ -111,16 +126,22 @@ export async function removeDocument(
 
 /** Adds the pending full-text entries of generation `t` (see `upsertDocument`) to its FTS index. */
 async function indexPending(db: Db, t: GenerationTables): Promise<void> {
-  await sql`INSERT INTO ${sql.table(t.fts)} (rowid, title, tags_text, body)
-    SELECT d.rowid, d.title, d.tags_text, d.body
-    FROM search_pending_fts p JOIN ${sql.table(t.docs)} d ON d.rowid = p.docid
-    WHERE p.generation = ${t.generation} ORDER BY p.docid`.execute(db);
+  const index = prepared("index", t.generation, 1, () =>
+    sql`INSERT INTO ${sql.table(t.fts)} (rowid, title, tags_text, body)
+      SELECT d.rowid, d.title, d.tags_text, d.body
+      FROM search_pending_fts p JOIN ${sql.table(t.docs)} d ON d.rowid = p.docid
+      WHERE p.generation = ${0} ORDER BY p.docid`.compile(db),
+  );
+  await index.run(db, [t.generation]);
   await clearPending(db, t.generation);
 }
 
 /** Forgets the pending full-text entries of `generation` (indexed, or the generation broke). */
 export async function clearPending(db: Db, generation: number): Promise<void> {
-  await db.deleteFrom("search_pending_fts").where("generation", "=", generation).execute();
+  const clear = prepared("clear", generation, 1, () =>
+    db.deleteFrom("search_pending_fts").where("generation", "=", 0).compile(),
+  );
+  await clear.run(db, [generation]);
 }
 
 /**
