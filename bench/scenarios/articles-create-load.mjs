@@ -6,7 +6,9 @@ import { articleBody } from "./articles-data.mjs";
 /**
  * Child process of the articles scenario: sustained POST /api/v1/articles, every request a new
  * slug (`<prefix>-<n>`), with the API key and a CSRF cookie fetched first. Prints one JSON line.
- * Usage: node articles-create-load.mjs --url <base> --api-key <key> --prefix <p> --connections <n> --duration <s>
+ * `--rate` caps the creates per second over all connections (an A/B at the same offered load, where
+ * the server's CPU per create compares builds without their throughput moving the batch sizes).
+ * Usage: node articles-create-load.mjs --url <base> --api-key <key> --prefix <p> --connections <n> --duration <s> [--rate <n>]
  */
 const { values } = parseArgs({
   options: {
@@ -15,6 +17,7 @@ const { values } = parseArgs({
     prefix: { type: "string" },
     connections: { type: "string", default: "50" },
     duration: { type: "string", default: "10" },
+    rate: { type: "string" },
   },
 });
 const base = values.url;
@@ -26,6 +29,7 @@ const result = await autocannon({
   url: base,
   connections: Number(values.connections),
   duration: Number(values.duration),
+  ...(values.rate !== undefined && { overallRate: Number(values.rate) }),
   requests: [
     {
       method: "POST",
