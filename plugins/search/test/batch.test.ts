@@ -140,15 +140,25 @@ describe("full-text entries added once per transaction", () => {
     expect(after.pending).toBe(0);
   });
 
-  /** Makes the live generation's document insert fail for article `id` (a damaged index, as the engine sees it). */
-  async function failInsertsOf(vellum: TestVellum, id: string): Promise<number> {
+  /**
+   * Search on a test Vellum with article A indexed, and the live generation's document insert made
+   * to fail for article BOOM (a damaged index, as the engine sees it).
+   */
+  async function failingForBoom(): Promise<{ vellum: TestVellum; generation: number }> {
+    const articles = fixtureArticles();
+    const vellum = await createTestVellum({
+      plugins: [articles.plugin, search({ rateLimit: false, autoRepair: false }), batcher()],
+    });
+    t = vellum;
+    await vellum.vellum.service("search")?.engine.ensureIndex();
+    await runInOneBatch(vellum, [{ op: "index", doc: doc("A", "alpha first") }]);
     const db = vellum.vellum.db();
     const { rows } = await sql<{ generation: number }>`
       SELECT generation FROM search_generations WHERE state = 'active'`.execute(db);
     const generation = rows[0]?.generation as number;
-    await sql`CREATE TRIGGER fail_one BEFORE INSERT ON ${sql.table(generationTables(generation).docs)}
-      WHEN NEW.article_id = ${sql.lit(id)} BEGIN SELECT RAISE(ABORT, 'injected index failure'); END`.execute(db);
-    return generation;
+    await sql`CREATE TRIGGER fail_boom BEFORE INSERT ON ${sql.table(generationTables(generation).docs)}
+      WHEN NEW.article_id = 'BOOM' BEGIN SELECT RAISE(ABORT, 'injected index failure'); END`.execute(db);
+    return { vellum, generation };
   }
 
   async function generationState(vellum: TestVellum, generation: number) {
@@ -161,37 +171,25 @@ describe("full-text entries added once per transaction", () => {
   }
 
   it("writes no later job of the batch to a generation an earlier job's write broke", async () => {
-    const articles = fixtureArticles();
-    t = await createTestVellum({
-      plugins: [articles.plugin, search({ rateLimit: false, autoRepair: false }), batcher()],
-    });
-    await t.vellum.service("search")?.engine.ensureIndex();
-    await runInOneBatch(t, [{ op: "index", doc: doc("A", "alpha first") }]);
-    const generation = await failInsertsOf(t, "BOOM");
+    const { vellum, generation } = await failingForBoom();
 
-    await runInOneBatch(t, [
+    await runInOneBatch(vellum, [
       { op: "index", doc: doc("BOOM", "bravo breaks it") },
       { op: "index", doc: doc("C", "charlie after") },
     ]);
-    expect(await generationState(t, generation)).toEqual({ broken: 1, docs: ["A"] });
+    expect(await generationState(vellum, generation)).toEqual({ broken: 1, docs: ["A"] });
   });
 
   it("writes later jobs to a generation whose breaking was rolled back with the job that broke it", async () => {
-    const articles = fixtureArticles();
-    t = await createTestVellum({
-      plugins: [articles.plugin, search({ rateLimit: false, autoRepair: false }), batcher()],
-    });
-    await t.vellum.service("search")?.engine.ensureIndex();
-    await runInOneBatch(t, [{ op: "index", doc: doc("A", "alpha first") }]);
-    const generation = await failInsertsOf(t, "BOOM");
+    const { vellum, generation } = await failingForBoom();
 
     // The job marks the generation broken, then throws: its savepoint takes the mark back.
-    await runInOneBatch(t, [
+    await runInOneBatch(vellum, [
       { op: "fail", doc: doc("BOOM", "bravo breaks it") },
       { op: "index", doc: doc("C", "charlie after") },
     ]);
-    expect(await generationState(t, generation)).toEqual({ broken: 0, docs: ["A", "C"] });
-    const state = await ftsState(t);
+    expect(await generationState(vellum, generation)).toEqual({ broken: 0, docs: ["A", "C"] });
+    const state = await ftsState(vellum);
     expect(await state.match("charlie")).toEqual(["C"]);
     expect(state.pending).toBe(0);
   });
