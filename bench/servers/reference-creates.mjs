@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import Database from "better-sqlite3";
 import { monotonicFactory } from "ulidx";
+import { SLUG_PATTERN } from "../../packages/core/dist/index.js";
 import { createSanitizer } from "../../plugins/articles/dist/sanitize.js";
 import { cleanText, htmlToText } from "../../plugins/search/dist/text/html-to-text.js";
 import { porterStem } from "../../plugins/search/dist/text/porter.js";
@@ -39,7 +40,6 @@ const QUEUE = "articles";
 const MAX_BODY_BYTES = 1024 * 1024 + 64 * 1024;
 const INTAKE_BATCH = 256;
 const APPLY_BATCH = 256;
-const SLUG = /^[a-z0-9_-]{1,200}$/;
 const SECURITY = {
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
@@ -253,7 +253,7 @@ function validate(body) {
   if (typeof body !== "object" || body === null || Array.isArray(body)) return "body must be a JSON object";
   const { title, slug, content, tags = [] } = body;
   if (typeof title !== "string" || title.trim().length === 0 || [...title.trim()].length > 300) return "bad title";
-  if (typeof slug !== "string" || !SLUG.test(slug)) return "bad slug";
+  if (typeof slug !== "string" || !SLUG_PATTERN.test(slug)) return "bad slug";
   if (typeof content !== "string" || Buffer.byteLength(content) > 1024 * 1024) return "bad content";
   if (!Array.isArray(tags) || tags.length > 20) return "bad tags";
   const kept = new Set();
