@@ -22,6 +22,12 @@ const CONNECTIONS = 10;
 /** Requests before counting: the hot code is optimised by then. */
 const WARMUP_REQUESTS = 3_000;
 const COUNTED_REQUESTS = 5_000;
+/**
+ * BENCH_CACHE_SIM=1 also simulates the caches and branch predictors (callgrind's `--cache-sim`
+ * and `--branch-sim`, about twice as slow): L1 and last-level misses and mispredicted branches a
+ * request, which explain CPU time where instruction counts do not.
+ */
+const SIMULATE = process.env.BENCH_CACHE_SIM === "1";
 /** Under callgrind a server runs 20–50 times slower: these bound the waits. */
 const READY_TIMEOUT_MS = 180_000;
 const LOAD_TIMEOUT_SECONDS = 300;
@@ -128,23 +134,40 @@ function hasCallgrind() {
 const control = (args, pid) => execFileSync("callgrind_control", [...args, String(pid)], { stdio: "ignore" });
 
 /**
- * The events callgrind counted since instrumentation was switched on: the `totals:` (or, in older
- * dumps, `summary:`) line of the dump `callgrind_control -d` wrote into `dir`.
+ * The events callgrind counted since instrumentation was switched on, by name (`Ir` instructions,
+ * and with the simulations `I1mr`, `D1mr`, `D1mw`, `ILmr`, `DLmr`, `DLmw`, `Bcm`, `Bim`, …): the
+ * `events:` line and the `totals:` (or, in older dumps, `summary:`) line of the dump
+ * `callgrind_control -d` wrote into `dir`.
  * @param {string} dir
- * @returns {Promise<number>}
+ * @returns {Promise<Record<string, number>>}
  */
-async function dumpedInstructions(dir) {
+async function dumpedEvents(dir) {
   const dumps = (await readdir(dir)).filter((name) => /^cg\.\d+\.\d+$/.test(name));
   if (dumps.length !== 1) throw new Error(`expected one callgrind dump, found ${dumps.length}`);
   const text = await readFile(join(dir, dumps[0] ?? ""), "utf8");
-  const match = /^(?:totals|summary): (\d+)/m.exec(text);
-  if (!match) throw new Error("the callgrind dump has no totals line");
-  return Number(match[1]);
+  const names = /^events: (.+)$/m.exec(text)?.[1]?.trim().split(/\s+/);
+  const totals = /^(?:totals|summary): (.+)$/m.exec(text)?.[1]?.trim().split(/\s+/).map(Number);
+  if (!names || !totals) throw new Error("the callgrind dump has no events or totals line");
+  return Object.fromEntries(names.map((name, i) => [name, totals[i] ?? 0]));
 }
 
 /**
- * Counts the user-space instructions `target` spends on each of `COUNTED_REQUESTS` requests of
- * `path`, under callgrind with counting switched on only after the warm-up.
+ * The simulated misses a request, summed as the report prints them.
+ * @param {Record<string, number>} events per request
+ */
+const missLine = (events) => {
+  const sum = (...names) => Math.round(names.reduce((total, name) => total + (events[name] ?? 0), 0));
+  return (
+    `L1 misses ${sum("I1mr", "D1mr", "D1mw").toLocaleString("en-US")} (instructions ${sum("I1mr")}, data ` +
+    `${sum("D1mr", "D1mw")}), last-level misses ${sum("ILmr", "DLmr", "DLmw")}, mispredicted branches ` +
+    `${sum("Bcm", "Bim").toLocaleString("en-US")} a request`
+  );
+};
+
+/**
+ * Counts the user-space instructions (and, simulating, the misses) `target` spends on each of
+ * `COUNTED_REQUESTS` requests of `path`, under callgrind with counting switched on only after the
+ * warm-up: callgrind's events a request, by name.
  * @param {CountedTarget} target
  * @param {string} path
  */
@@ -152,7 +175,12 @@ async function instructionsPerRequest(target, path) {
   const dir = await mkdtemp(join(tmpdir(), "vellum-callgrind-"));
   const launcher = {
     command: "valgrind",
-    args: ["--tool=callgrind", "--instr-atstart=no", `--callgrind-out-file=${join(dir, "cg.%p")}`],
+    args: [
+      "--tool=callgrind",
+      "--instr-atstart=no",
+      ...(SIMULATE ? ["--cache-sim=yes", "--branch-sim=yes"] : []),
+      `--callgrind-out-file=${join(dir, "cg.%p")}`,
+    ],
     readyTimeoutMs: READY_TIMEOUT_MS,
   };
   let server;
@@ -164,7 +192,8 @@ async function instructionsPerRequest(target, path) {
     const load = await runLoad({ ...options, amount: COUNTED_REQUESTS });
     control(["--dump"], server.pid);
     if (load.non2xx > 0 || load.errors > 0) throw new Error(`${load.non2xx} non-2xx, ${load.errors} errors`);
-    return (await dumpedInstructions(dir)) / load.total;
+    const events = await dumpedEvents(dir);
+    return Object.fromEntries(Object.entries(events).map(([name, total]) => [name, total / load.total]));
   } finally {
     await server?.stop();
     await rm(dir, { recursive: true, force: true });
@@ -201,12 +230,14 @@ export default async function instructions() {
     for (const target of route.targets) {
       process.stderr.write(`instructions: ${route.path} on ${target.name}, under callgrind\n`);
       try {
-        const instructions = await instructionsPerRequest(target, route.path);
+        const events = await instructionsPerRequest(target, route.path);
+        const instructions = events.Ir ?? 0;
         perRequest.set(target.name, instructions);
-        counted.push({ route: route.path, target: target.name, instructionsPerRequest: instructions });
+        counted.push({ route: route.path, target: target.name, instructionsPerRequest: instructions, events });
         lines.push(
           `${route.path} · ${target.name}: ${Math.round(instructions).toLocaleString("en-US")} instructions a request`,
         );
+        if (SIMULATE) lines.push(`${route.path} · ${target.name}: ${missLine(events)}`);
       } catch (err) {
         failures.push(`${route.path} · ${target.name}: ${err instanceof Error ? err.message : String(err)}`);
       }
