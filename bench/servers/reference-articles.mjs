@@ -76,7 +76,8 @@ const caching = (body, tag) => {
     "cache-control": "public, max-age=0, s-maxage=60, stale-while-revalidate=30",
     "cache-tag": tag,
   };
-  return values.headers === "vellum" ? { ...headers, "surrogate-key": tag } : headers;
+  if (values.headers === "vellum") headers["surrogate-key"] = tag;
+  return headers;
 };
 
 /** @returns {{ status: number, body: string, headers?: Record<string, string> }} */

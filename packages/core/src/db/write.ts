@@ -251,7 +251,8 @@ export class Writes {
       commit: async (name, payload) => {
         const subscribers = this.#bus.commitSubscribers(name);
         if (subscribers.length === 0) return;
-        const full = { ...payload, trx } as never;
+        // Assigned, not spread: see `errorResponse` (http/envelope.ts).
+        const full = Object.assign({}, payload, { trx }) as never;
         for (const { plugin, fn, required } of subscribers) {
           scope.step = plugin;
           try {

@@ -25,7 +25,10 @@ function deprecation(meta: RouteMeta | undefined, into: Record<string, string>):
 
 /** Headers a route's middleware adds on the way in (rate-limit counters), sent with the response. */
 export function addResponseHeaders(event: H3Event, headers: Record<string, string>): void {
-  event.context.extraHeaders = { ...(event.context.extraHeaders as Record<string, string> | undefined), ...headers };
+  event.context.extraHeaders = Object.assign(
+    (event.context.extraHeaders as Record<string, string> | undefined) ?? {},
+    headers,
+  );
 }
 
 /**

@@ -128,15 +128,14 @@ export function createPipeline(deps: PipelineDeps) {
     // cannot spend the key holder's budget of a rate-limited write (the purge endpoint).
     if (meta.rateLimit) {
       const outcome = await takeToken(deps.store, meta.rateLimit, clientIp(event, deps.trustProxy));
-      const headers = {
+      const headers: Record<string, string> = {
         "ratelimit-limit": String(outcome.limit),
         "ratelimit-remaining": String(outcome.remaining),
         "ratelimit-reset": String(outcome.resetSeconds),
       };
       if (!outcome.allowed) {
-        throw new ApiError("rate_limited", "Too many requests; slow down.", {
-          headers: { ...headers, "retry-after": String(outcome.resetSeconds) },
-        });
+        headers["retry-after"] = String(outcome.resetSeconds);
+        throw new ApiError("rate_limited", "Too many requests; slow down.", { headers });
       }
       addResponseHeaders(event, headers);
     }
@@ -253,7 +252,7 @@ export function createPipeline(deps: PipelineDeps) {
           ? new ApiError("invalid_parameter", "The path has a malformed percent-escape.")
           : undefined;
     const respond = (api: ApiError) => {
-      const headers = { ...api.headers, ...base };
+      const headers = Object.assign({}, api.headers, base);
       const options = { details: api.details, headers, prefix: mountPrefix(event) };
       return observed(event, errorResponse(api.code, api.message, id, options));
     };
