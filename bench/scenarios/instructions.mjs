@@ -24,7 +24,7 @@ const WARMUP_REQUESTS = 3_000;
 const COUNTED_REQUESTS = 5_000;
 /**
  * BENCH_CACHE_SIM=1 also simulates the caches and branch predictors (callgrind's `--cache-sim`
- * and `--branch-sim`, about twice as slow): L1 and last-level misses and mispredicted branches a
+ * and `--branch-sim`, a little slower): L1 and last-level misses and mispredicted branches a
  * request, which explain CPU time where instruction counts do not.
  */
 const SIMULATE = process.env.BENCH_CACHE_SIM === "1";
