@@ -88,5 +88,6 @@ export {
 } from "./security/rate-limit.js";
 export type { ArticlesService, StorageQuotaService, VellumServices } from "./services.js";
 export { loadOrCreateSecret, publishSecretFile } from "./storage/data-folder.js";
+export { type MaybePromise, thenNow } from "./then-now.js";
 export { directoryBytes, type WalkedFile, walkFiles } from "./storage/walk.js";
 export { createVellum, type FetchOptions, type MigrateOutcome, type Vellum } from "./vellum.js";

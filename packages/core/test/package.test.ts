@@ -72,6 +72,7 @@ describe("public exports", () => {
         "slugSchema",
         "sql",
         "text",
+        "thenNow",
         "trustEntryProblem",
         "ulidFactory",
         "ulidTime",

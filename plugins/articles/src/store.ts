@@ -1,5 +1,5 @@
-import type { ArticleRecord } from "@vellum/core";
-import { PreparedColumn, PreparedQuery, sql } from "@vellum/core";
+import type { ArticleRecord, MaybePromise } from "@vellum/core";
+import { PreparedColumn, PreparedQuery, sql, thenNow } from "@vellum/core";
 import type { ArticleItemsTable, Db } from "./tables.js";
 
 type ItemRow = ArticleItemsTable;
@@ -121,9 +121,9 @@ export class ArticleStore {
     return row && toRecord(row);
   }
 
-  /** The article's API JSON (see `DOCUMENT_JSON`), or undefined. */
-  async bySlugJson(db: Db, slug: string): Promise<string | undefined> {
-    return (await this.#bySlugJson.rows(db, [slug]))[0]?.doc;
+  /** The article's API JSON (see `DOCUMENT_JSON`), or undefined; at once when the connection is free. */
+  bySlugJson(db: Db, slug: string): MaybePromise<string | undefined> {
+    return thenNow(this.#bySlugJson.rowsNow(db, [slug]), (rows) => rows[0]?.doc);
   }
 
   async byId(db: Db, id: string): Promise<ArticleRecord | undefined> {
@@ -133,16 +133,18 @@ export class ArticleStore {
 
   /**
    * Newest first, ids below `beforeId` when given, optionally only articles with `tag`: each
-   * article's summary as the API's JSON text, from `articles_feed`.
+   * article's summary as the API's JSON text, from `articles_feed`; at once when the connection is free.
    */
-  async page(db: Db, options: { limit: number; beforeId?: string; tag?: string }): Promise<string[]> {
+  page(db: Db, options: { limit: number; beforeId?: string; tag?: string }): MaybePromise<string[]> {
     const { limit, beforeId, tag } = options;
     if (tag === undefined) {
-      return beforeId === undefined ? this.#page.values(db, [limit]) : this.#pageAfter.values(db, [beforeId, limit]);
+      return beforeId === undefined
+        ? this.#page.valuesNow(db, [limit])
+        : this.#pageAfter.valuesNow(db, [beforeId, limit]);
     }
     return beforeId === undefined
-      ? this.#tagPage.values(db, [tag, limit])
-      : this.#tagPageAfter.values(db, [tag, beforeId, limit]);
+      ? this.#tagPage.valuesNow(db, [tag, limit])
+      : this.#tagPageAfter.valuesNow(db, [tag, beforeId, limit]);
   }
 
   /** Oldest first, ids above `afterId` (the service's full iteration). */

@@ -1,4 +1,5 @@
 import type { CompiledQuery } from "kysely";
+import { readNow } from "./read-now.js";
 import { COLUMN_SQL_PREFIX } from "./statement-cache.js";
 import type { AnyDb } from "./types.js";
 
@@ -25,6 +26,15 @@ export class PreparedQuery<R = unknown> {
 
   async rows(executor: AnyDb, parameters: readonly unknown[]): Promise<R[]> {
     return (await executor.executeQuery<R>({ ...this.#query, parameters })).rows;
+  }
+
+  /**
+   * The rows at once when the executor can read without waiting (the kernel's SQLite connection
+   * while no transaction is open), else as `rows` gives them. For the hot reads of a route that
+   * answers synchronously when it can: no promise is made on the way.
+   */
+  rowsNow(executor: AnyDb, parameters: readonly unknown[]): R[] | Promise<R[]> {
+    return (readNow(executor, this.#query, parameters) as R[] | undefined) ?? this.rows(executor, parameters);
   }
 
   /** Runs a write; returns the number of rows it changed. */
@@ -99,6 +109,11 @@ export class PreparedColumn<V = unknown> {
   async values(executor: AnyDb, parameters: readonly unknown[]): Promise<V[]> {
     const { rows } = await executor.executeQuery<unknown>({ ...this.#query, parameters });
     return rows.map((row) => (isRowObject(row) ? (Object.values(row)[0] as V) : (row as V)));
+  }
+
+  /** The values at once when the executor can read without waiting, else as `values` gives them (`PreparedQuery.rowsNow`). */
+  valuesNow(executor: AnyDb, parameters: readonly unknown[]): V[] | Promise<V[]> {
+    return (readNow(executor, this.#query, parameters) as V[] | undefined) ?? this.values(executor, parameters);
   }
 }
 

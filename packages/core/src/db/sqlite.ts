@@ -4,6 +4,7 @@ import { Kysely, type LogEvent, SqliteDialect, sql } from "kysely";
 import { storageFailure } from "../errors/storage-failure.js";
 import { VellumError } from "../errors/vellum-error.js";
 import { withImmediateBegin } from "./immediate-begin.js";
+import { allowReadsNow, type ReadNow } from "./read-now.js";
 import { withRollbackGuard } from "./rollback-guard.js";
 import { withStatementCache } from "./statement-cache.js";
 import type { DatabaseDamage, DatabaseOps, QueryListener, SqliteOptions, VellumDatabase } from "./types.js";
@@ -60,6 +61,23 @@ export async function enableWal(raw: BetterSqlite3Module.Database): Promise<void
   }
 }
 
+/** `read`, each read it runs (or fails) reported to `onQuery`; those it leaves to kysely are reported there. */
+function reportedReads(read: ReadNow, onQuery: QueryListener): ReadNow {
+  return (sql, parameters) => {
+    const started = performance.now();
+    const report = () => onQuery({ sql, durationMs: performance.now() - started });
+    let rows: unknown[] | undefined;
+    try {
+      rows = read(sql, parameters);
+    } catch (error) {
+      report();
+      throw error;
+    }
+    if (rows !== undefined) report();
+    return rows;
+  };
+}
+
 /** Opens a SQLite file in WAL mode with a busy timeout and foreign keys, wrapped in Kysely. */
 export async function openSqlite(options: SqliteOptions, onQuery?: QueryListener): Promise<VellumDatabase> {
   const Database = await loadDriver();
@@ -82,10 +100,19 @@ export async function openSqlite(options: SqliteOptions, onQuery?: QueryListener
   raw.pragma("journal_size_limit = 67108864");
   const log =
     onQuery && ((event: LogEvent) => onQuery({ sql: event.query.sql, durationMs: event.queryDurationMillis }));
+  const statements = withStatementCache(raw);
   const kysely = new Kysely({
-    dialect: new SqliteDialect({ database: withImmediateBegin(withRollbackGuard(withStatementCache(raw), raw)) }),
+    dialect: new SqliteDialect({ database: withImmediateBegin(withRollbackGuard(statements, raw)) }),
     ...(log && { log }),
   });
+  // A read while no transaction is open sees committed rows only, as it would after waiting for the
+  // connection; the query listener sees it as it sees every query kysely runs.
+  const readNow: ReadNow = (sql, parameters) => {
+    if (raw.inTransaction) return undefined;
+    const statement = statements.prepare(sql);
+    return statement.reader && !statement.busy ? (statement.all(parameters) as unknown[]) : undefined;
+  };
+  allowReadsNow(kysely, onQuery ? reportedReads(readNow, onQuery) : readNow);
   const memory = options.path === ":memory:";
   const dataVersion = raw.prepare("PRAGMA data_version").pluck();
   let damage: DatabaseDamage | undefined;

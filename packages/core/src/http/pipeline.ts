@@ -11,6 +11,7 @@ import type { LockoutTracker } from "../security/lockout.js";
 import { createProxyHint } from "../security/proxy-hint.js";
 import { type RateLimitStore, takeToken } from "../security/rate-limit.js";
 import type { TrustProxy } from "../security/trust-proxy.js";
+import { thenNow } from "../then-now.js";
 import type { CorsPolicy } from "./cors.js";
 import { codeForStatus, errorResponse } from "./envelope.js";
 import { isReply, Reply } from "./json.js";
@@ -47,11 +48,6 @@ export interface PipelineDeps {
 }
 
 const JSON_CONTENT = { "content-type": "application/json; charset=utf-8" } as const;
-
-/** `fn` of `value`, at once when it is not a promise (no microtask), else once it settles. */
-function then<R>(value: unknown, fn: (value: unknown) => R): R | Promise<R> {
-  return value instanceof Promise ? value.then(fn) : fn(value);
-}
 
 function isPlainJson(value: unknown): value is object {
   if (value === null || typeof value !== "object") return false;
@@ -153,17 +149,17 @@ export function createPipeline(deps: PipelineDeps) {
    * paid for only when some plugin subscribes.
    */
   function handle(event: H3Event, next: () => unknown): unknown {
-    if (!deps.bus.hasSubscribers("http:request")) return then(next(), (value) => replyHooks(event, value));
+    if (!deps.bus.hasSubscribers("http:request")) return thenNow(next(), (value) => replyHooks(event, value));
     const before: { event: H3Event; response?: Response } = { event };
-    return then(deps.bus.serial("http:request", before), () =>
-      before.response ? complete(event, before.response) : then(next(), (value) => replyHooks(event, value)),
+    return thenNow(deps.bus.serial("http:request", before), () =>
+      before.response ? complete(event, before.response) : thenNow(next(), (value) => replyHooks(event, value)),
     );
   }
 
   function replyHooks(event: H3Event, value: unknown): unknown {
     const reply = deps.bus.hasSubscribers("http:reply") ? replied(event, value) : value;
-    if (!deps.bus.hasSubscribers("http:response")) return then(reply, (value) => complete(event, value));
-    return then(reply, (value) => responseHook(event, value));
+    if (!deps.bus.hasSubscribers("http:response")) return thenNow(reply, (value) => complete(event, value));
+    return thenNow(reply, (value) => responseHook(event, value));
   }
 
   /** A handler's `Reply` or plain JSON value through `http:reply`; anything else as it is. */
@@ -171,7 +167,7 @@ export function createPipeline(deps: PipelineDeps) {
     const reply = isReply(value) ? value : isPlainJson(value) ? jsonReply(event, value) : undefined;
     if (!reply) return value;
     const payload = { event, reply };
-    return then(deps.bus.serial("http:reply", payload), () => payload.reply);
+    return thenNow(deps.bus.serial("http:reply", payload), () => payload.reply);
   }
 
   async function responseHook(event: H3Event, value: unknown): Promise<Response> {

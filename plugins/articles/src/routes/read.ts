@@ -1,4 +1,4 @@
-import { checkSlug, intQuery, type PluginRouter, pathParam, rawJson } from "@vellum/core";
+import { checkSlug, intQuery, type PluginRouter, pathParam, rawJson, thenNow } from "@vellum/core";
 import type { ArticleApplier } from "../apply.js";
 import { articleTag, listPageTags } from "../cache-tags.js";
 import type { CursorCodec } from "../cursor.js";
@@ -23,36 +23,43 @@ const summaryId = (doc: string) => (JSON.parse(doc) as { id: string }).id;
 export function registerReadRoutes(router: PluginRouter, deps: ReadRouteDeps): void {
   const { prefix, db, store, applier } = deps;
 
+  // Both reads answer synchronously when the connection is free (`PreparedQuery.rowsNow`): no
+  // promise is made between the request and its reply.
   router.get(
     prefix,
-    async (event) => {
+    (event) => {
       const limit = intQuery(event, "limit", { min: 1, max: 100, fallback: 20 });
       const tag = parseTagQuery(event.url.searchParams.get("tag"));
       const cursor = event.url.searchParams.get("cursor");
       const beforeId = cursor === null ? undefined : deps.cursor().decode(cursor, tag);
-      const docs = await store.page(db, { limit: limit + 1, beforeId, tag });
-      const page = docs.slice(0, limit);
-      const last = page.at(-1);
-      const next_cursor = docs.length > limit && last ? deps.cursor().encode(summaryId(last), tag) : null;
-      return rawJson(`{"articles":[${page.join(",")}],"next_cursor":${JSON.stringify(next_cursor)}}`);
+      return thenNow(store.page(db, { limit: limit + 1, beforeId, tag }), (docs) => {
+        const page = docs.slice(0, limit);
+        const last = page.at(-1);
+        const next_cursor = docs.length > limit && last ? deps.cursor().encode(summaryId(last), tag) : null;
+        return rawJson(`{"articles":[${page.join(",")}],"next_cursor":${JSON.stringify(next_cursor)}}`);
+      });
     },
     { cacheTags: listPageTags, schema: listSchema },
   );
 
+  /** An article not found at first: a create of its slug may still be queued. */
+  async function queuedArticle(slug: string) {
+    // Apply it now, unless it failed before (then the worker's backoff decides when it runs
+    // again). If it fails now, the queue retries it and reports the failure on the job; a read
+    // only answers what exists.
+    await applier.ensureApplied(slug, true).catch(() => undefined);
+    const article = await store.bySlugJson(db, slug);
+    if (article === undefined) throw ArticleErrors.notFound();
+    return rawJson(article);
+  }
+
   router.get(
     `${prefix}/:slug`,
-    async (event) => {
+    (event) => {
       const slug = checkSlug(pathParam(event, "slug"));
-      let article = await store.bySlugJson(db, slug);
-      if (article === undefined) {
-        // A create of this slug may still be queued: apply it now, unless it failed before (then
-        // the worker's backoff decides when it runs again). If it fails now, the queue retries it
-        // and reports the failure on the job; a read only answers what exists.
-        await applier.ensureApplied(slug, true).catch(() => undefined);
-        article = await store.bySlugJson(db, slug);
-      }
-      if (article === undefined) throw ArticleErrors.notFound();
-      return rawJson(article);
+      return thenNow(store.bySlugJson(db, slug), (article) =>
+        article === undefined ? queuedArticle(slug) : rawJson(article),
+      );
     },
     { cacheTags: (event) => [articleTag(pathParam(event, "slug"))], schema: getSchema },
   );
