@@ -492,6 +492,39 @@ describe("bounds under a flood of distinct URLs", () => {
   }, 60_000);
 });
 
+describe("the local cache off (maxEntries 0)", () => {
+  it("keeps and looks up nothing, and every read still carries its validators and answers 304s", async () => {
+    const h = await bootCache({ cache: { maxEntries: 0 }, plugins: [health()] });
+    const client = await httpClient(h.t);
+    try {
+      await createArticle(h.t, "hello", ["news"]);
+      const first = await client.get(`${ARTICLES}/hello`);
+      expect(first.status).toBe(200);
+      expect(cachingHeaders(first)).toEqual({
+        etag: expect.stringMatching(STRONG_ETAG),
+        cacheControl: CACHE_CONTROL,
+        cacheTag: "article:hello",
+        surrogateKey: "article:hello",
+      });
+      // Each read runs the handler's query: nothing answers before routing.
+      for (const headers of [{}, { "if-none-match": first.headers.get("etag") as string }]) {
+        const queries = await h.queriesDuring(async () => {
+          const again = await client.get(`${ARTICLES}/hello`, { headers });
+          expect(again.status).toBe("if-none-match" in headers ? 304 : 200);
+          expect(again.headers.get("etag")).toBe(first.headers.get("etag"));
+        });
+        expect(queries.some((sql) => sql.includes("articles_items"))).toBe(true);
+      }
+      expect(await metric(h.t, "service_cache_hits_total")).toBe(0);
+      expect(await metric(h.t, "service_cache_misses_total", { reason: "off" })).toBe(3);
+      expect(await (await h.t.fetch("/health/cache")).json()).toMatchObject({ local: false });
+    } finally {
+      await client.close();
+      await h.close();
+    }
+  });
+});
+
 const SECRET = "0123456789abcdef0123";
 
 interface Delivery {

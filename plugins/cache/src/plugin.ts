@@ -54,8 +54,11 @@ export const cache = definePlugin<CacheOptions>({
       });
     }
 
-    ctx.router.shortcut(cache.lookup);
-    ctx.hooks.hook("http:request", ({ event }) => cache.beforeRead(event));
+    if (store) {
+      // Without a store nothing is looked up or kept, so there is no epoch to note before a read.
+      ctx.router.shortcut(cache.lookup);
+      ctx.hooks.hook("http:request", ({ event }) => cache.beforeRead(event));
+    }
     ctx.hooks.hook("http:reply", (payload) => cache.afterReply(payload));
     subscribeInvalidation(ctx, cache, cdn);
     registerPurgeRoute(ctx.router, {
