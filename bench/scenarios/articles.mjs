@@ -37,7 +37,7 @@ const env = { SERVICE_API_KEY: API_KEY, SERVICE_LOG_LEVEL: "warn" };
 const onCopy = (template, args, extraEnv = {}) =>
   serveCopy(template, tmpdir(), { args, readyPath: READY_PATH, env: { ...env, ...extraEnv } });
 
-/** @type {ArticlesTarget[]} baseline first, then the four references (the ratios below depend on this order) */
+/** @type {ArticlesTarget[]} baseline first, then the four references and h3's (the ratios below depend on this order) */
 const targets = [
   {
     name: "bare node:http (same bytes, from memory)",
@@ -83,6 +83,19 @@ const targets = [
     start: (template) =>
       startServer({
         args: (port) => [reference, "--port", String(port), "--data-dir", template, "--headers", "vellum"],
+        readyPath: READY_PATH,
+      }),
+  },
+  {
+    // The ceiling of any h3 app: the same statements and the contract's headers, through h3's router and srvx.
+    name: "h3 + better-sqlite3, the contract's headers",
+    writes: false,
+    start: (template) =>
+      startServer({
+        args: (port) => [
+          reference,
+          ...["--port", String(port), "--data-dir", template, "--headers", "contract", "--framework", "h3"],
+        ],
         readyPath: READY_PATH,
       }),
   },
@@ -216,14 +229,17 @@ export default async function articlesScenario() {
     const refSecurity = ofRead.find((row) => row.target.endsWith(targets[2].name));
     const refContract = ofRead.find((row) => row.target.endsWith(targets[3].name));
     const refVellum = ofRead.find((row) => row.target.endsWith(targets[4].name));
+    const refH3 = ofRead.find((row) => row.target.endsWith(targets[5].name));
     const percentOf = (row, of) => (of?.rps ? `${((row.rps / of.rps) * 100).toFixed(0)} %` : "n/a");
     for (const row of ofRead) {
       row.ratio = bare?.rps ? row.rps / bare.rps : null;
       if (![ref, refSecurity, refContract, refVellum, bare].includes(row)) {
+        const ofH3 =
+          row === refH3 ? "" : `, ${percentOf(row, refH3)} of h3 + better-sqlite3 with the contract's headers`;
         lines.push(
           `${row.target}: ${percentOf(row, ref)} of the reference's req/s, ${percentOf(row, refSecurity)} of the ` +
             `reference with the §3–4 headers, ${percentOf(row, refContract)} of the reference with the contract's ` +
-            `headers, ${percentOf(row, refVellum)} of the reference with every header Vellum sends, p99 ${row.p99} ms`,
+            `headers, ${percentOf(row, refVellum)} of the reference with every header Vellum sends${ofH3}, p99 ${row.p99} ms`,
         );
       }
     }

@@ -4,6 +4,8 @@ import { createServer } from "node:http";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import Database from "better-sqlite3";
+import { getRouterParam, H3 } from "h3";
+import { FastResponse, toNodeHandler } from "srvx/node";
 
 /**
  * The practical ceiling for the article reads: `node:http` answering GET /api/v1/articles/:slug
@@ -19,7 +21,11 @@ import Database from "better-sqlite3";
  * With these, a response carries every header the contract requires of it.
  * `--headers vellum` adds Vellum's `Surrogate-Key` to those: every header Vellum sends, as
  * `h3-headers.mjs` does for the kernel's own route.
- * Usage: node reference-articles.mjs --port <n> --data-dir <dir> [--mode sqlite|static] [--headers none|security|contract|vellum]
+ * `--framework h3` answers the same reads with the same statements and headers through h3's router
+ * on srvx's Node adapter, as the kernel is served (`toNodeHandler`, a `FastResponse` with a plain
+ * header object): the ceiling of any h3 app doing this work, framework included.
+ * Usage: node reference-articles.mjs --port <n> --data-dir <dir> [--mode sqlite|static]
+ *   [--headers none|security|contract|vellum] [--framework node|h3]
  */
 const { values } = parseArgs({
   options: {
@@ -27,15 +33,21 @@ const { values } = parseArgs({
     "data-dir": { type: "string" },
     mode: { type: "string", default: "sqlite" },
     headers: { type: "string", default: "none" },
+    framework: { type: "string", default: "node" },
   },
 });
 const port = Number(values.port);
 const dataDir = values["data-dir"];
 const HEADER_SETS = ["none", "security", "contract", "vellum"];
-const modeOk = ["sqlite", "static"].includes(values.mode ?? "") && HEADER_SETS.includes(values.headers ?? "");
+const h3 = values.framework === "h3";
+const modeOk =
+  ["sqlite", "static"].includes(values.mode ?? "") &&
+  HEADER_SETS.includes(values.headers ?? "") &&
+  ["node", "h3"].includes(values.framework ?? "") &&
+  !(h3 && values.mode === "static");
 if (!Number.isInteger(port) || port <= 0 || !dataDir || !modeOk) {
   console.error(
-    "reference-articles: pass --port <n> --data-dir <dir> [--mode sqlite|static] [--headers none|security|contract|vellum]",
+    "reference-articles: pass --port <n> --data-dir <dir> [--mode sqlite|static] [--headers none|security|contract|vellum] [--framework node|h3] (h3 with sqlite only)",
   );
   process.exit(2);
 }
@@ -80,16 +92,18 @@ const caching = (body, tag) => {
   return headers;
 };
 
-/** @returns {{ status: number, body: string, headers?: Record<string, string> }} */
-function answer(url) {
-  const { pathname, searchParams } = new URL(url, "http://reference");
-  if (pathname.startsWith("/api/v1/articles/")) {
-    const row = bySlug.get(decodeURIComponent(pathname.slice("/api/v1/articles/".length)));
-    if (!row) return { status: 404, body: "{}" };
-    const body = JSON.stringify(toArticle(row));
-    return { status: 200, body, headers: caching(body, `article:${row.slug}`) };
-  }
-  if (pathname !== "/api/v1/articles") return { status: 404, body: "{}" };
+/** @typedef {{ status: number, body: string, headers?: Record<string, string> }} Answer */
+
+/** @returns {Answer} */
+function oneArticle(slug) {
+  const row = bySlug.get(slug);
+  if (!row) return { status: 404, body: "{}" };
+  const body = JSON.stringify(toArticle(row));
+  return { status: 200, body, headers: caching(body, `article:${row.slug}`) };
+}
+
+/** @param {URLSearchParams} searchParams @returns {Answer} */
+function listPage(searchParams) {
   const limit = Number(searchParams.get("limit") ?? 20);
   const tag = searchParams.get("tag") ?? undefined;
   const cursor = searchParams.get("cursor");
@@ -109,11 +123,44 @@ function answer(url) {
   return { status: 200, body, headers: caching(body, tag ? `tag:${tag}` : "articles") };
 }
 
+/** @returns {Answer} */
+function answer(url) {
+  const { pathname, searchParams } = new URL(url, "http://reference");
+  if (pathname.startsWith("/api/v1/articles/")) {
+    return oneArticle(decodeURIComponent(pathname.slice("/api/v1/articles/".length)));
+  }
+  if (pathname !== "/api/v1/articles") return { status: 404, body: "{}" };
+  return listPage(searchParams);
+}
+
+/** The response's headers: the set chosen, the content type, the answer's own and the length. */
+function headersOf(result) {
+  // Assigned, not merged by two spreads: in Node 20's V8 that gives every object a hidden class of
+  // its own, which slows building it and every read of it (docs/benchmarks.md, session 23).
+  const headers = Object.assign({}, extraHeaders);
+  headers["content-type"] = "application/json; charset=utf-8";
+  Object.assign(headers, result.headers);
+  headers["content-length"] = String(Buffer.byteLength(result.body));
+  return headers;
+}
+
 const live = JSON.stringify({ live: true });
+const liveHeaders = { "content-type": "application/json", "content-length": String(Buffer.byteLength(live)) };
+
+/** `--framework h3`: the same answers through h3's router. */
+function h3Listener() {
+  const app = new H3();
+  const send = (result) => new FastResponse(result.body, { status: result.status, headers: headersOf(result) });
+  app.get("/health/live", () => new FastResponse(live, { headers: liveHeaders }));
+  app.get("/api/v1/articles/:slug", (event) => send(oneArticle(getRouterParam(event, "slug", { decode: true }))));
+  app.get("/api/v1/articles", (event) => send(listPage(event.url.searchParams)));
+  return toNodeHandler(app.fetch);
+}
+
 const cache = new Map();
-createServer((req, res) => {
+const nodeListener = (req, res) => {
   if (req.url === "/health/live") {
-    res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(live) });
+    res.writeHead(200, liveHeaders);
     res.end(live);
     return;
   }
@@ -122,12 +169,7 @@ createServer((req, res) => {
     result = answer(req.url ?? "/");
     if (values.mode === "static") cache.set(req.url, result);
   }
-  // Assigned, not merged by two spreads: in Node 20's V8 that gives every object a hidden class of
-  // its own, which slows building it and every read of it (docs/benchmarks.md, session 23).
-  const headers = Object.assign({}, extraHeaders);
-  headers["content-type"] = "application/json; charset=utf-8";
-  Object.assign(headers, result.headers);
-  headers["content-length"] = Buffer.byteLength(result.body);
-  res.writeHead(result.status, headers);
+  res.writeHead(result.status, headersOf(result));
   res.end(result.body);
-}).listen(port, "127.0.0.1");
+};
+createServer(h3 ? h3Listener() : nodeListener).listen(port, "127.0.0.1");
