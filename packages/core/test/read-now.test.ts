@@ -5,7 +5,7 @@ import { sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
 import { PreparedColumn, PreparedQuery } from "../src/db/prepared.js";
 import { openSqlite } from "../src/db/sqlite.js";
-import type { VellumDatabase } from "../src/db/types.js";
+import type { QueryListener, VellumDatabase } from "../src/db/types.js";
 import { thenNow } from "../src/then-now.js";
 
 let dir: string | undefined;
@@ -18,9 +18,9 @@ afterEach(async () => {
   dir = undefined;
 });
 
-async function open(onQuery?: (query: { sql: string }) => void): Promise<VellumDatabase> {
+async function open(onQuery?: QueryListener): Promise<VellumDatabase> {
   dir = await mkdtemp(join(tmpdir(), "vellum-read-now-"));
-  database = await openSqlite({ path: join(dir, "vellum.sqlite") }, onQuery && ((query) => onQuery(query)));
+  database = await openSqlite({ path: join(dir, "vellum.sqlite") }, onQuery);
   await sql`CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)`.execute(database.kysely);
   await sql`INSERT INTO notes (id, body) VALUES (1, 'one'), (2, 'two')`.execute(database.kysely);
   return database;

@@ -507,7 +507,8 @@ describe("the local cache off (maxEntries 0)", () => {
         surrogateKey: "article:hello",
       });
       // Each read runs the handler's query: nothing answers before routing.
-      for (const headers of [{}, { "if-none-match": first.headers.get("etag") as string }]) {
+      const conditional: Record<string, string> = { "if-none-match": first.headers.get("etag") as string };
+      for (const headers of [{}, conditional]) {
         const queries = await h.queriesDuring(async () => {
           const again = await client.get(`${ARTICLES}/hello`, { headers });
           expect(again.status).toBe("if-none-match" in headers ? 304 : 200);

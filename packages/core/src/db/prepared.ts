@@ -1,4 +1,5 @@
 import type { CompiledQuery } from "kysely";
+import type { MaybePromise } from "../then-now.js";
 import { readNow } from "./read-now.js";
 import { COLUMN_SQL_PREFIX } from "./statement-cache.js";
 import type { AnyDb } from "./types.js";
@@ -33,7 +34,7 @@ export class PreparedQuery<R = unknown> {
    * while no transaction is open), else as `rows` gives them. For the hot reads of a route that
    * answers synchronously when it can: no promise is made on the way.
    */
-  rowsNow(executor: AnyDb, parameters: readonly unknown[]): R[] | Promise<R[]> {
+  rowsNow(executor: AnyDb, parameters: readonly unknown[]): MaybePromise<R[]> {
     return (readNow(executor, this.#query, parameters) as R[] | undefined) ?? this.rows(executor, parameters);
   }
 
@@ -112,7 +113,7 @@ export class PreparedColumn<V = unknown> {
   }
 
   /** The values at once when the executor can read without waiting, else as `values` gives them (`PreparedQuery.rowsNow`). */
-  valuesNow(executor: AnyDb, parameters: readonly unknown[]): V[] | Promise<V[]> {
+  valuesNow(executor: AnyDb, parameters: readonly unknown[]): MaybePromise<V[]> {
     return (readNow(executor, this.#query, parameters) as V[] | undefined) ?? this.values(executor, parameters);
   }
 }
