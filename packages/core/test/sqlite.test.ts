@@ -6,9 +6,10 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { sql } from "kysely";
 import { afterEach, describe, expect, it } from "vitest";
+import { PreparedColumn, PreparedQuery } from "../src/db/prepared.js";
 import { readSnapshot } from "../src/db/read-snapshot.js";
 import { openSqlite, WAL_AUTOCHECKPOINT_PAGES } from "../src/db/sqlite.js";
-import type { VellumDatabase } from "../src/db/types.js";
+import type { QueryListener, VellumDatabase } from "../src/db/types.js";
 
 const MIB = 1024 * 1024;
 let dir: string | undefined;
@@ -21,10 +22,10 @@ afterEach(async () => {
   dir = undefined;
 });
 
-async function open(): Promise<{ database: VellumDatabase; path: string }> {
+async function open(onQuery?: QueryListener): Promise<{ database: VellumDatabase; path: string }> {
   dir = await mkdtemp(join(tmpdir(), "vellum-sqlite-"));
   const path = join(dir, "vellum.sqlite");
-  database = await openSqlite({ path });
+  database = await openSqlite({ path }, onQuery);
   return { database, path };
 }
 
@@ -138,5 +139,94 @@ describe("the SQLite connection", () => {
     } finally {
       await second.close();
     }
+  });
+});
+
+/** A database with a `notes` table of two rows. */
+async function notes(onQuery?: QueryListener): Promise<VellumDatabase> {
+  const { database } = await open(onQuery);
+  await sql`CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)`.execute(database.kysely);
+  await sql`INSERT INTO notes (id, body) VALUES (1, 'one'), (2, 'two')`.execute(database.kysely);
+  return database;
+}
+
+/** Prepared reads of the `notes` table, run at once by the tests below. */
+function queries(db: VellumDatabase["kysely"]) {
+  return {
+    byId: new PreparedQuery<{ body: string }>(db.selectFrom("notes").select("body").where("id", "=", 0).compile(), 1),
+    bodies: new PreparedColumn<string>(db.selectFrom("notes").select("body").orderBy("id").compile(), 0),
+  };
+}
+
+describe("reads at once (PreparedQuery.rowsNow, PreparedColumn.valuesNow)", () => {
+  it("answer synchronously on the kernel's SQLite connection while no transaction is open", async () => {
+    const { kysely } = await notes();
+    const { byId, bodies } = queries(kysely);
+    expect(byId.rowsNow(kysely, [2])).toEqual([{ body: "two" }]);
+    expect(byId.rowsNow(kysely, [9])).toEqual([]);
+    expect(bodies.valuesNow(kysely, [])).toEqual(["one", "two"]);
+  });
+
+  it("wait for an open transaction and never show what it has not committed", async () => {
+    const { kysely } = await notes();
+    const { byId, bodies } = queries(kysely);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let inserted!: () => void;
+    const wrote = new Promise<void>((resolve) => (inserted = resolve));
+    const rolledBack = kysely
+      .transaction()
+      .execute(async (trx) => {
+        await sql`INSERT INTO notes (id, body) VALUES (3, 'uncommitted')`.execute(trx);
+        await sql`UPDATE notes SET body = 'changed' WHERE id = 1`.execute(trx);
+        inserted();
+        await held;
+        throw new Error("rolled back");
+      })
+      .catch((error: unknown) => error);
+    await wrote;
+    const during = byId.rowsNow(kysely, [3]);
+    const list = bodies.valuesNow(kysely, []);
+    expect(during).toBeInstanceOf(Promise);
+    expect(list).toBeInstanceOf(Promise);
+    release();
+    expect(await rolledBack).toEqual(new Error("rolled back"));
+    expect(await during).toEqual([]);
+    expect(await list).toEqual(["one", "two"]);
+  });
+
+  it("see a transaction's rows once it committed", async () => {
+    const { kysely } = await notes();
+    const { byId } = queries(kysely);
+    await kysely.transaction().execute(async (trx) => {
+      await sql`INSERT INTO notes (id, body) VALUES (3, 'three')`.execute(trx);
+      // Inside the transaction the executor is the transaction: the normal path, its own rows.
+      expect(await byId.rowsNow(trx, [3])).toEqual([{ body: "three" }]);
+    });
+    expect(byId.rowsNow(kysely, [3])).toEqual([{ body: "three" }]);
+  });
+
+  it("are reported to the query listener as the queries kysely runs are", async () => {
+    const seen: string[] = [];
+    const { kysely } = await notes((query) => seen.push(query.sql));
+    const { byId, bodies } = queries(kysely);
+    seen.length = 0;
+    expect(byId.rowsNow(kysely, [1])).toEqual([{ body: "one" }]);
+    expect(await byId.rows(kysely, [1])).toEqual([{ body: "one" }]);
+    expect(seen).toHaveLength(2);
+    expect(seen[0]).toBe(seen[1]);
+    expect(seen[0]).toMatch(/^select "body" from "notes"/);
+    await sql`DROP TABLE notes`.execute(kysely);
+    seen.length = 0;
+    expect(() => bodies.valuesNow(kysely, [])).toThrow(/no such table/);
+    expect(seen).toEqual([expect.stringMatching(/select "body" from "notes"/)]);
+  });
+
+  it("throw SQLite's error as the normal path rejects with it", async () => {
+    const { kysely } = await notes();
+    const { byId } = queries(kysely);
+    await sql`DROP TABLE notes`.execute(kysely);
+    expect(() => byId.rowsNow(kysely, [1])).toThrow(/no such table: notes/);
+    await expect(byId.rows(kysely, [1])).rejects.toThrow(/no such table: notes/);
   });
 });
