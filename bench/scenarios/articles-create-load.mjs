@@ -8,7 +8,10 @@ import { articleBody } from "./articles-data.mjs";
  * slug (`<prefix>-<n>`), with the API key and a CSRF cookie fetched first. Prints one JSON line.
  * `--rate` caps the creates per second over all connections (an A/B at the same offered load, where
  * the server's CPU per create compares builds without their throughput moving the batch sizes).
- * Usage: node articles-create-load.mjs --url <base> --api-key <key> --prefix <p> --connections <n> --duration <s> [--rate <n>]
+ * `--amount` sends that many creates instead of loading for `--duration` (instruction counts, where a
+ * server under callgrind answers slowly: `--timeout` then gives each request longer than 10 s).
+ * Usage: node articles-create-load.mjs --url <base> --api-key <key> --prefix <p> --connections <n>
+ *   (--duration <s> | --amount <n>) [--rate <n>] [--timeout <s>]
  */
 const { values } = parseArgs({
   options: {
@@ -18,6 +21,8 @@ const { values } = parseArgs({
     connections: { type: "string", default: "50" },
     duration: { type: "string", default: "10" },
     rate: { type: "string" },
+    amount: { type: "string" },
+    timeout: { type: "string" },
   },
 });
 const base = values.url;
@@ -30,6 +35,8 @@ const result = await autocannon({
   connections: Number(values.connections),
   duration: Number(values.duration),
   ...(values.rate !== undefined && { overallRate: Number(values.rate) }),
+  ...(values.amount !== undefined && { amount: Number(values.amount) }),
+  ...(values.timeout !== undefined && { timeout: Number(values.timeout) }),
   requests: [
     {
       method: "POST",

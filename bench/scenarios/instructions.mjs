@@ -1,8 +1,8 @@
-import { execFileSync } from "node:child_process";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { callgrindLauncher, control, dumpedEvents, hasCallgrind } from "../lib/callgrind.mjs";
 import { runLoad } from "../lib/load.mjs";
 import { startServer } from "../lib/server.mjs";
 import { bare, h3Headers, vellum } from "../lib/targets.mjs";
@@ -28,8 +28,7 @@ const COUNTED_REQUESTS = 5_000;
  * request, which explain CPU time where instruction counts do not.
  */
 const SIMULATE = process.env.BENCH_CACHE_SIM === "1";
-/** Under callgrind a server runs 20–50 times slower: these bound the waits. */
-const READY_TIMEOUT_MS = 180_000;
+/** Under callgrind a server runs 20–50 times slower: this bounds the load's wait. */
 const LOAD_TIMEOUT_SECONDS = 300;
 
 /**
@@ -119,38 +118,6 @@ const articleRoutes = (template) => [
   },
 ];
 
-/** @returns {boolean} */
-function hasCallgrind() {
-  try {
-    execFileSync("valgrind", ["--version"], { stdio: "ignore" });
-    execFileSync("callgrind_control", ["--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** @param {string[]} args @param {number} pid */
-const control = (args, pid) => execFileSync("callgrind_control", [...args, String(pid)], { stdio: "ignore" });
-
-/**
- * The events callgrind counted since instrumentation was switched on, by name (`Ir` instructions,
- * and with the simulations `I1mr`, `D1mr`, `D1mw`, `ILmr`, `DLmr`, `DLmw`, `Bcm`, `Bim`, …): the
- * `events:` line and the `totals:` (or, in older dumps, `summary:`) line of the dump
- * `callgrind_control -d` wrote into `dir`.
- * @param {string} dir
- * @returns {Promise<Record<string, number>>}
- */
-async function dumpedEvents(dir) {
-  const dumps = (await readdir(dir)).filter((name) => /^cg\.\d+\.\d+$/.test(name));
-  if (dumps.length !== 1) throw new Error(`expected one callgrind dump, found ${dumps.length}`);
-  const text = await readFile(join(dir, dumps[0] ?? ""), "utf8");
-  const names = /^events: (.+)$/m.exec(text)?.[1]?.trim().split(/\s+/);
-  const totals = /^(?:totals|summary): (.+)$/m.exec(text)?.[1]?.trim().split(/\s+/).map(Number);
-  if (!names || !totals) throw new Error("the callgrind dump has no events or totals line");
-  return Object.fromEntries(names.map((name, i) => [name, totals[i] ?? 0]));
-}
-
 /**
  * The simulated misses a request, summed as the report prints them.
  * @param {Record<string, number>} events per request
@@ -173,16 +140,7 @@ const missLine = (events) => {
  */
 async function instructionsPerRequest(target, path) {
   const dir = await mkdtemp(join(tmpdir(), "vellum-callgrind-"));
-  const launcher = {
-    command: "valgrind",
-    args: [
-      "--tool=callgrind",
-      "--instr-atstart=no",
-      ...(SIMULATE ? ["--cache-sim=yes", "--branch-sim=yes"] : []),
-      `--callgrind-out-file=${join(dir, "cg.%p")}`,
-    ],
-    readyTimeoutMs: READY_TIMEOUT_MS,
-  };
+  const launcher = callgrindLauncher(dir, SIMULATE);
   let server;
   try {
     server = await target.start(launcher);

@@ -5,6 +5,7 @@
 export const scenarioNames = [
   "health-live",
   "instructions",
+  "instructions-creates",
   "cold-start",
   "search",
   "articles",
