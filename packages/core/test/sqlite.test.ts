@@ -9,7 +9,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { PreparedColumn, PreparedQuery } from "../src/db/prepared.js";
 import { readSnapshot } from "../src/db/read-snapshot.js";
 import { openSqlite, WAL_AUTOCHECKPOINT_PAGES } from "../src/db/sqlite.js";
-import type { QueryListener, VellumDatabase } from "../src/db/types.js";
+import type { AnyDb, QueryListener, VellumDatabase } from "../src/db/types.js";
+import { inSavepoint, Writes } from "../src/db/write.js";
+import { VellumHookBus } from "../src/hooks/hooks.js";
 
 const MIB = 1024 * 1024;
 let dir: string | undefined;
@@ -228,5 +230,85 @@ describe("reads at once (PreparedQuery.rowsNow, PreparedColumn.valuesNow)", () =
     await sql`DROP TABLE notes`.execute(kysely);
     expect(() => byId.rowsNow(kysely, [1])).toThrow(/no such table: notes/);
     await expect(byId.rows(kysely, [1])).rejects.toThrow(/no such table: notes/);
+  });
+});
+
+/** The kernel's write primitive on `db`, with no hooks and no errors expected. */
+function writesOn(db: AnyDb): Writes {
+  const fail = (error: unknown) => {
+    throw error;
+  };
+  return new Writes(db, new VellumHookBus(fail), fail);
+}
+
+/** A prepared insert of a note. */
+const insertNote = (db: AnyDb) =>
+  new PreparedQuery(sql`INSERT INTO notes (id, body) VALUES (${0}, ${""})`.compile(db), 2);
+
+describe("statements at once in a transaction the kernel holds (Writes.transaction)", () => {
+  it("run the transaction's prepared statements at once, and they see its uncommitted rows", async () => {
+    const { kysely } = await notes();
+    const { byId, bodies } = queries(kysely);
+    const insert = insertNote(kysely);
+    let outside: unknown;
+    await writesOn(kysely).transaction(kysely, "notes", async (trx) => {
+      const changed = insert.run(trx, [3, "three"]);
+      expect(byId.rowsNow(trx, [3])).toEqual([{ body: "three" }]);
+      expect(bodies.valuesNow(trx, [])).toEqual(["one", "two", "three"]);
+      expect(await changed).toBe(1);
+      // On the database itself a read waits for the transaction to end.
+      outside = byId.rowsNow(kysely, [3]);
+      expect(outside).toBeInstanceOf(Promise);
+    });
+    expect(await outside).toEqual([{ body: "three" }]);
+  });
+
+  it("are rolled back with the transaction, and with a savepoint its failing step", async () => {
+    const { kysely } = await notes();
+    const { bodies } = queries(kysely);
+    const insert = insertNote(kysely);
+    const failed = writesOn(kysely).transaction(kysely, "notes", async (trx) => {
+      await insert.run(trx, [3, "three"]);
+      throw new Error("the step failed");
+    });
+    await expect(failed).rejects.toThrow("the step failed");
+    expect(bodies.valuesNow(kysely, [])).toEqual(["one", "two"]);
+    await writesOn(kysely).transaction(kysely, "notes", async (trx) => {
+      await insert.run(trx, [3, "kept"]);
+      const step = inSavepoint(trx, async () => {
+        await insert.run(trx, [4, "rolled back"]);
+        throw new Error("the subscriber failed");
+      });
+      await expect(step).rejects.toThrow("the subscriber failed");
+      expect(bodies.valuesNow(trx, [])).toEqual(["one", "two", "kept"]);
+    });
+    expect(bodies.valuesNow(kysely, [])).toEqual(["one", "two", "kept"]);
+  });
+
+  it("end with the transaction: its object no longer runs statements at once", async () => {
+    const { kysely } = await notes();
+    const { byId } = queries(kysely);
+    let held: AnyDb | undefined;
+    await writesOn(kysely).transaction(kysely, "notes", async (trx) => {
+      held = trx;
+    });
+    const after = byId.rowsNow(held as AnyDb, [1]);
+    expect(after).toBeInstanceOf(Promise);
+    await (after as Promise<unknown>).catch(() => undefined);
+  });
+
+  it("are reported to the query listener, and a transaction kysely runs alone takes kysely's path", async () => {
+    const seen: string[] = [];
+    const { kysely } = await notes((query) => seen.push(query.sql));
+    const { byId } = queries(kysely);
+    const insert = insertNote(kysely);
+    seen.length = 0;
+    await writesOn(kysely).transaction(kysely, "notes", async (trx) => {
+      await insert.run(trx, [3, "three"]);
+    });
+    expect(seen.filter((query) => /^insert into notes/i.test(query))).toHaveLength(1);
+    await kysely.transaction().execute(async (trx) => {
+      expect(byId.rowsNow(trx, [3])).toBeInstanceOf(Promise);
+    });
   });
 });

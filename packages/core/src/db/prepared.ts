@@ -1,6 +1,6 @@
 import type { CompiledQuery } from "kysely";
 import type { MaybePromise } from "../then-now.js";
-import { readNow } from "./read-now.js";
+import { readNow, runNow } from "./statements-now.js";
 import { COLUMN_SQL_PREFIX } from "./statement-cache.js";
 import type { AnyDb } from "./types.js";
 
@@ -26,20 +26,25 @@ export class PreparedQuery<R = unknown> {
   }
 
   async rows(executor: AnyDb, parameters: readonly unknown[]): Promise<R[]> {
+    const now = runNow(executor, this.#query, parameters);
+    if (now) return now.rows as R[];
     return (await executor.executeQuery<R>({ ...this.#query, parameters })).rows;
   }
 
   /**
-   * The rows at once when the executor can read without waiting (the kernel's SQLite connection
-   * while no transaction is open), else as `rows` gives them. For the hot reads of a route that
-   * answers synchronously when it can: no promise is made on the way.
+   * The rows at once when the executor can run the statement without waiting (the kernel's SQLite
+   * connection while no transaction is open, or a transaction the kernel holds on it), else as
+   * `rows` gives them. For the hot reads of a route that answers synchronously when it can: no
+   * promise is made on the way.
    */
   rowsNow(executor: AnyDb, parameters: readonly unknown[]): MaybePromise<R[]> {
-    return (readNow(executor, this.#query, parameters) as R[] | undefined) ?? this.rows(executor, parameters);
+    return (readNow(executor, this.#query, parameters)?.rows as R[] | undefined) ?? this.rows(executor, parameters);
   }
 
   /** Runs a write; returns the number of rows it changed. */
   async run(executor: AnyDb, parameters: readonly unknown[]): Promise<number> {
+    const now = runNow(executor, this.#query, parameters);
+    if (now) return now.changes;
     return Number((await executor.executeQuery({ ...this.#query, parameters })).numAffectedRows ?? 0);
   }
 }
@@ -75,7 +80,8 @@ export class PreparedInsert {
           throw new Error(`a row of ${row.length} values for the ${this.#columns.length} columns of ${this.#table}`);
         parameters.push(...row);
       }
-      await executor.executeQuery({ ...this.#statement(chunk.length), parameters });
+      const statement = this.#statement(chunk.length);
+      if (!runNow(executor, statement, parameters)) await executor.executeQuery({ ...statement, parameters });
     }
   }
 
@@ -108,13 +114,15 @@ export class PreparedColumn<V = unknown> {
 
   /** The first column of every row the statement returns. */
   async values(executor: AnyDb, parameters: readonly unknown[]): Promise<V[]> {
+    const now = runNow(executor, this.#query, parameters);
+    if (now) return now.rows as V[];
     const { rows } = await executor.executeQuery<unknown>({ ...this.#query, parameters });
     return rows.map((row) => (isRowObject(row) ? (Object.values(row)[0] as V) : (row as V)));
   }
 
-  /** The values at once when the executor can read without waiting, else as `values` gives them (`PreparedQuery.rowsNow`). */
+  /** The values at once when the executor can run the statement without waiting, else as `values` gives them (`PreparedQuery.rowsNow`). */
   valuesNow(executor: AnyDb, parameters: readonly unknown[]): MaybePromise<V[]> {
-    return (readNow(executor, this.#query, parameters) as V[] | undefined) ?? this.values(executor, parameters);
+    return (readNow(executor, this.#query, parameters)?.rows as V[] | undefined) ?? this.values(executor, parameters);
   }
 }
 

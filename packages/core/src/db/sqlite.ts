@@ -4,7 +4,7 @@ import { Kysely, type LogEvent, SqliteDialect, sql } from "kysely";
 import { storageFailure } from "../errors/storage-failure.js";
 import { VellumError } from "../errors/vellum-error.js";
 import { withImmediateBegin } from "./immediate-begin.js";
-import { allowReadsNow, type ReadNow } from "./read-now.js";
+import { allowStatementsNow, type RunNow } from "./statements-now.js";
 import { withRollbackGuard } from "./rollback-guard.js";
 import { withStatementCache } from "./statement-cache.js";
 import type { DatabaseDamage, DatabaseOps, QueryListener, SqliteOptions, VellumDatabase } from "./types.js";
@@ -61,20 +61,20 @@ export async function enableWal(raw: BetterSqlite3Module.Database): Promise<void
   }
 }
 
-/** `read`, each read it runs (or fails) reported to `onQuery`; those it leaves to kysely are reported there. */
-function reportedReads(read: ReadNow, onQuery: QueryListener): ReadNow {
+/** `run`, each statement it runs (or fails) reported to `onQuery`; those it leaves to kysely are reported there. */
+function reported(run: RunNow, onQuery: QueryListener): RunNow {
   return (sql, parameters) => {
     const started = performance.now();
     const report = () => onQuery({ sql, durationMs: performance.now() - started });
-    let rows: unknown[] | undefined;
+    let result: ReturnType<RunNow>;
     try {
-      rows = read(sql, parameters);
+      result = run(sql, parameters);
     } catch (error) {
       report();
       throw error;
     }
-    if (rows !== undefined) report();
-    return rows;
+    if (result !== undefined) report();
+    return result;
   };
 }
 
@@ -106,13 +106,27 @@ export async function openSqlite(options: SqliteOptions, onQuery?: QueryListener
     ...(log && { log }),
   });
   // A read while no transaction is open sees committed rows only, as it would after waiting for the
-  // connection; the query listener sees it as it sees every query kysely runs.
-  const readNow: ReadNow = (sql, parameters) => {
+  // connection; in a transaction the kernel holds, a statement runs where kysely would run it. The
+  // query listener sees them as it sees every query kysely runs.
+  const inside: RunNow = (sql, parameters) => {
+    // SQLite ended the transaction itself (after SQLITE_FULL, say): kysely's path meets what follows.
+    if (!raw.inTransaction) return undefined;
+    const statement = statements.prepare(sql);
+    if (statement.busy) return undefined;
+    if (statement.reader) return { rows: statement.all(parameters) as unknown[], changes: 0 };
+    return { rows: [], changes: statement.run(parameters).changes };
+  };
+  const outside: RunNow = (sql, parameters) => {
     if (raw.inTransaction) return undefined;
     const statement = statements.prepare(sql);
-    return statement.reader && !statement.busy ? (statement.all(parameters) as unknown[]) : undefined;
+    return statement.reader && !statement.busy
+      ? { rows: statement.all(parameters) as unknown[], changes: 0 }
+      : undefined;
   };
-  allowReadsNow(kysely, onQuery ? reportedReads(readNow, onQuery) : readNow);
+  allowStatementsNow(kysely, {
+    outside: onQuery ? reported(outside, onQuery) : outside,
+    inside: onQuery ? reported(inside, onQuery) : inside,
+  });
   const memory = options.path === ":memory:";
   const dataVersion = raw.prepare("PRAGMA data_version").pluck();
   let damage: DatabaseDamage | undefined;

@@ -1,6 +1,7 @@
 import { CompiledQuery, type Transaction } from "kysely";
 import type { VellumHookBus } from "../hooks/hooks.js";
 import type { HookName, HookPayload } from "../hooks/types.js";
+import { inTransactionNow, runNow } from "./statements-now.js";
 import type { AnyDb, AnyTransaction } from "./types.js";
 
 /** Writes the items collected under one key, once, just before the transaction commits. */
@@ -155,13 +156,16 @@ export class WriteScope {
   }
 }
 
-/** Runs `step` in a savepoint: released when it resolves, rolled back (and rethrown) when it throws. */
+/**
+ * Runs `step` in a savepoint: released when it resolves, rolled back (and rethrown) when it throws.
+ * In a transaction the kernel holds, the savepoint is taken and released at once (`runNow`).
+ */
 export async function inSavepoint<T>(trx: AnyDb, step: () => Promise<T>, scope?: WriteScope): Promise<T> {
-  await trx.executeQuery(SAVEPOINT.begin);
+  if (!runNow(trx, SAVEPOINT.begin, [])) await trx.executeQuery(SAVEPOINT.begin);
   const mark = scope?.mark() ?? 0;
   try {
     const result = await step();
-    await trx.executeQuery(SAVEPOINT.release);
+    if (!runNow(trx, SAVEPOINT.release, [])) await trx.executeQuery(SAVEPOINT.release);
     return result;
   } catch (error) {
     await trx.executeQuery(SAVEPOINT.rollback).catch(() => {
@@ -235,9 +239,15 @@ export class Writes {
     const scope = new WriteScope(owner);
     const value = await connection.transaction().execute(async (trx) => {
       scopes.set(trx, scope);
-      const result = await steps(trx, scope);
-      await scope.flush(trx, (error, key, plugin) => this.#report(error, { plugin, tags: { flush: key } }));
-      return result;
+      // The steps run one after the other: their prepared statements and savepoints need not queue.
+      const release = inTransactionNow(this.#db, trx);
+      try {
+        const result = await steps(trx, scope);
+        await scope.flush(trx, (error, key, plugin) => this.#report(error, { plugin, tags: { flush: key } }));
+        return result;
+      } finally {
+        release();
+      }
     });
     const committed = () =>
       scope.afterCommit((error) => this.#report(error, { plugin: owner, tags: { step: "after-commit" } }));
