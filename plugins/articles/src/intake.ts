@@ -1,7 +1,7 @@
-import type { PluginQueue } from "@vellum/core";
+import type { PluginQueue, VellumPluginContext } from "@vellum/core";
 import { type ClaimDeps, releaseDeadClaim } from "./claims.js";
 import { ArticleErrors } from "./errors.js";
-import type { ArticlesDb, Db } from "./tables.js";
+import type { ArticlesDb, ArticlesTables, Db } from "./tables.js";
 import type { ArticleInput } from "./validation.js";
 
 /** Job type of a queued create on the articles queue. */
@@ -22,20 +22,21 @@ interface Waiting {
 /**
  * Takes creates in, with group commit: every create that arrives while the previous enqueue
  * transaction is being committed waits for the next one, so under load many requests share one
- * fsync. Each create is checked against existing and claimed slugs inside that transaction,
- * enqueued (keyed by its slug, so the queue keeps order per slug), and claims its slug; its
- * promise resolves only after the commit, so a 202 is never sent for a write that is not durable.
+ * fsync. Each create is checked against existing and claimed slugs inside that transaction (one
+ * write of the kernel's write primitive), enqueued (keyed by its slug, so the queue keeps order
+ * per slug), and claims its slug; its promise resolves only after the commit, so a 202 is never
+ * sent for a write that is not durable.
  */
 export class CreateIntake {
   readonly #deps: ClaimDeps;
-  readonly #db: Db;
+  readonly #write: VellumPluginContext<object, ArticlesTables>["write"];
   readonly #queue: PluginQueue<ArticlesDb>;
   #waiting: Waiting[] = [];
   #flushing = false;
 
-  constructor(deps: ClaimDeps) {
+  constructor(deps: ClaimDeps, write: VellumPluginContext<object, ArticlesTables>["write"]) {
     this.#deps = deps;
-    this.#db = deps.db;
+    this.#write = write;
     this.#queue = deps.queue;
   }
 
@@ -63,9 +64,9 @@ export class CreateIntake {
     while (this.#waiting.length > 0) {
       const batch = this.#takeBatch();
       try {
-        const outcomes = await this.#db.transaction().execute(async (trx) => {
+        const outcomes = await this.#write(async (w) => {
           const results: Outcome[] = [];
-          for (const { input } of batch) results.push(await this.#enqueue(trx, input));
+          for (const { input } of batch) results.push(await this.#enqueue(w.trx, input));
           return results;
         });
         for (const [i, waiting] of batch.entries()) waiting.resolve(outcomes[i] as Outcome);

@@ -62,7 +62,7 @@ export const articles = definePlugin<ArticlesOptions, ArticlesTables>({
     const backpressure = new Backpressure(queue, options.maxQueued, () => refusals.inc());
     const sanitize = createSanitizer({ mediaPrefix: options.mediaPrefix });
     registerReadRoutes(ctx.router, { prefix: options.prefix, db, store, applier, cursor });
-    const intake = new CreateIntake(deps);
+    const intake = new CreateIntake(deps, ctx.write);
     registerWriteRoutes(ctx.router, { prefix: options.prefix, applier, intake, backpressure, sanitize });
     ctx.provide("articles", createArticlesService(db, store));
   },
