@@ -1,4 +1,4 @@
-import { type CompiledQuery, collectForCommit, readSnapshot, sql } from "@vellum/core";
+import { collectForCommit, PreparedQuery, readSnapshot, sql } from "@vellum/core";
 import { type Db, type GenerationRow, searchView } from "../../tables.js";
 import type {
   EngineStats,
@@ -42,8 +42,11 @@ export interface Fts5EngineOptions {
 export class Fts5Engine implements SearchEngine {
   readonly #db: Db;
   readonly #options: Fts5EngineOptions;
-  /** `#guarded`'s statements, compiled once: they run around every indexed write. */
-  readonly #savepoint: Record<"begin" | "release" | "rollback", CompiledQuery>;
+  /**
+   * `#guarded`'s statements, compiled once: they run around every indexed write (at once in a
+   * transaction the kernel holds, as every `PreparedQuery` does).
+   */
+  readonly #savepoint: Record<"begin" | "release" | "rollback", PreparedQuery>;
   /**
    * The generations, read once per write transaction: it holds the write lock, so only its own
    * `markBroken` can change them meanwhile, and that drops the entry (read again after, so a
@@ -55,9 +58,9 @@ export class Fts5Engine implements SearchEngine {
     this.#db = db;
     this.#options = options;
     this.#savepoint = {
-      begin: sql`SAVEPOINT search_index`.compile(db),
-      release: sql`RELEASE search_index`.compile(db),
-      rollback: sql`ROLLBACK TO search_index`.compile(db),
+      begin: new PreparedQuery(sql`SAVEPOINT search_index`.compile(db), 0),
+      release: new PreparedQuery(sql`RELEASE search_index`.compile(db), 0),
+      rollback: new PreparedQuery(sql`ROLLBACK TO search_index`.compile(db), 0),
     };
   }
 
@@ -102,14 +105,14 @@ export class Fts5Engine implements SearchEngine {
 
   /** Runs `step` in a savepoint; a failure rolls it back and marks `generation` broken. */
   async #guarded<T>(db: Db, generation: number, step: () => Promise<T>): Promise<T | undefined> {
-    await db.executeQuery(this.#savepoint.begin);
+    await this.#savepoint.begin.run(db, []);
     try {
       const result = await step();
-      await db.executeQuery(this.#savepoint.release);
+      await this.#savepoint.release.run(db, []);
       return result;
     } catch (error) {
-      await db.executeQuery(this.#savepoint.rollback);
-      await db.executeQuery(this.#savepoint.release);
+      await this.#savepoint.rollback.run(db, []);
+      await this.#savepoint.release.run(db, []);
       this.#generations.delete(db);
       await markBroken(db, generation);
       this.#options.onWriteFailure?.(error, generation);
