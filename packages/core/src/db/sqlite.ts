@@ -106,23 +106,20 @@ export async function openSqlite(options: SqliteOptions, onQuery?: QueryListener
     ...(log && { log }),
   });
   // A read while no transaction is open sees committed rows only, as it would after waiting for the
-  // connection; in a transaction the kernel holds, a statement runs where kysely would run it. The
-  // query listener sees them as it sees every query kysely runs.
-  const inside: RunNow = (sql, parameters) => {
-    // SQLite ended the transaction itself (after SQLITE_FULL, say): kysely's path meets what follows.
-    if (!raw.inTransaction) return undefined;
-    const statement = statements.prepare(sql);
-    if (statement.busy) return undefined;
-    if (statement.reader) return { rows: statement.all(parameters) as unknown[], changes: 0 };
-    return { rows: [], changes: statement.run(parameters).changes };
-  };
-  const outside: RunNow = (sql, parameters) => {
-    if (raw.inTransaction) return undefined;
-    const statement = statements.prepare(sql);
-    return statement.reader && !statement.busy
-      ? { rows: statement.all(parameters) as unknown[], changes: 0 }
-      : undefined;
-  };
+  // connection; in a transaction the kernel holds, a statement runs where kysely would run it (and
+  // if SQLite ended that transaction itself, after SQLITE_FULL say, kysely's path meets what
+  // follows). The query listener sees them as it sees every query kysely runs.
+  const runner =
+    (inTransaction: boolean): RunNow =>
+    (sql, parameters) => {
+      if (raw.inTransaction !== inTransaction) return undefined;
+      const statement = statements.prepare(sql);
+      if (statement.busy || (!inTransaction && !statement.reader)) return undefined;
+      if (statement.reader) return { rows: statement.all(parameters) as unknown[], changes: 0 };
+      return { rows: [], changes: statement.run(parameters).changes };
+    };
+  const inside = runner(true);
+  const outside = runner(false);
   allowStatementsNow(kysely, {
     outside: onQuery ? reported(outside, onQuery) : outside,
     inside: onQuery ? reported(inside, onQuery) : inside,
