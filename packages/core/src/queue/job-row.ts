@@ -1,5 +1,6 @@
+import { sql } from "kysely";
+import { PreparedQuery } from "../db/prepared.js";
 import type { AnyDb, JobsTable } from "../db/types.js";
-import { JOBS_TABLE } from "./migrations.js";
 import type { JobRecord, JobStatus } from "./types.js";
 
 /** A row of the job table as the queue hands it out: the payload parsed, numbers as numbers. */
@@ -21,46 +22,41 @@ export function toJobRecord(row: JobsTable): JobRecord {
 }
 
 /**
- * Those of `jobs` that are still queued in `queue` with the attempts they were read with: inside a
- * write transaction (which holds the database's write lock), the ones this process may apply. The
- * others were applied or tried since they were read: by `applyNow` for a request, or by another
- * process whose lease this one's overlapped.
+ * The worker's fences around a batch of `queue`, compiled once: each takes the batch's ids as one
+ * JSON parameter (`json_each`), so a batch of any size runs one prepared statement. With the queue
+ * and the status, SQLite seeks each id in (queue, status, id); with `id IN (…)` and the status
+ * alone, for five ids or more it chose (status, queue) and walked every queued job of every queue:
+ * marking a batch of creates applied grew with a webhook backlog.
  */
-export async function stillQueued(executor: AnyDb, queue: string, jobs: readonly JobRecord[]): Promise<JobRecord[]> {
-  if (jobs.length === 0) return [];
-  const rows = await executor
-    .selectFrom(JOBS_TABLE)
-    .select(["id", "attempts"])
-    .where("queue", "=", queue)
-    .where("status", "=", "queued")
-    .where(
-      "id",
-      "in",
-      jobs.map((job) => job.id),
-    )
-    .execute();
-  const attempts = new Map(rows.map((row) => [row.id, Number(row.attempts)]));
-  return jobs.filter((job) => attempts.get(job.id) === job.attempts);
-}
-
-/**
- * Marks `jobs` of `queue` applied if they are still queued; returns how many were. The queue as
- * well: with (queue, status, id) SQLite seeks each id. With `id IN (…)` and the status alone, for
- * five ids or more it chose (status, queue) and walked every queued job of every queue: marking a
- * batch of creates applied grew with a webhook backlog.
- */
-export async function markApplied(executor: AnyDb, queue: string, jobs: readonly JobRecord[]): Promise<number> {
-  if (jobs.length === 0) return 0;
-  const result = await executor
-    .updateTable(JOBS_TABLE)
-    .set({ status: "applied", updated_at: new Date().toISOString(), payload: "null" })
-    .where("queue", "=", queue)
-    .where("status", "=", "queued")
-    .where(
-      "id",
-      "in",
-      jobs.map((job) => job.id),
-    )
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
+export function batchFences(queue: string, db: AnyDb) {
+  const queued = new PreparedQuery<{ id: string; attempts: number }>(
+    sql`SELECT id, attempts FROM _vellum_jobs
+      WHERE queue = ${queue} AND status = 'queued' AND id IN (SELECT value FROM json_each(${""}))`.compile(db),
+    2,
+  );
+  const applied = new PreparedQuery(
+    sql`UPDATE _vellum_jobs SET status = 'applied', updated_at = ${""}, payload = 'null'
+      WHERE queue = ${queue} AND status = 'queued' AND id IN (SELECT value FROM json_each(${""}))`.compile(db),
+    3,
+  );
+  const ids = (jobs: readonly JobRecord[]) => JSON.stringify(jobs.map((job) => job.id));
+  return {
+    /**
+     * Those of `jobs` that are still queued with the attempts they were read with: inside a write
+     * transaction (which holds the database's write lock), the ones this process may apply. The
+     * others were applied or tried since they were read: by `applyNow` for a request, or by
+     * another process whose lease this one's overlapped.
+     */
+    async stillQueued(executor: AnyDb, jobs: readonly JobRecord[]): Promise<JobRecord[]> {
+      if (jobs.length === 0) return [];
+      const rows = await queued.rows(executor, [queue, ids(jobs)]);
+      const attempts = new Map(rows.map((row) => [row.id, Number(row.attempts)]));
+      return jobs.filter((job) => attempts.get(job.id) === job.attempts);
+    },
+    /** Marks `jobs` applied if they are still queued; returns how many were. */
+    async markApplied(executor: AnyDb, jobs: readonly JobRecord[]): Promise<number> {
+      if (jobs.length === 0) return 0;
+      return applied.run(executor, [new Date().toISOString(), queue, ids(jobs)]);
+    },
+  };
 }

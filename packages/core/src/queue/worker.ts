@@ -6,7 +6,7 @@ import type { AnyDb, JobsTable } from "../db/types.js";
 import { inSavepoint, RequiredFlushError, rethrowIfLost } from "../db/write.js";
 import { storageFailure } from "../errors/storage-failure.js";
 import { defaultBackoffMs, errorMessage, type JobFailure, publicJobErrorCode } from "./job-error.js";
-import { markApplied, stillQueued, toJobRecord } from "./job-row.js";
+import { batchFences, toJobRecord } from "./job-row.js";
 import { type JobQueueOptions, queueLease } from "./job-queue.js";
 import { CoreErrors } from "../errors/vellum-error.js";
 import { JOBS_TABLE } from "./migrations.js";
@@ -46,6 +46,7 @@ export class QueueWorker {
   #abort = new AbortController();
   readonly #due: DueJobs;
   readonly #keyHead: ReturnType<typeof keyHead>;
+  readonly #fences: ReturnType<typeof batchFences>;
   readonly #marks: DeliveryMarks;
   /** The last look found more due heads than free slots: a finished delivery hands its slot to the oldest. */
   #starved = false;
@@ -87,6 +88,7 @@ export class QueueWorker {
     this.#concurrency = this.#transactional ? 1 : Math.max(1, options.concurrency ?? 1);
     this.#due = this.#transactional ? dueInBatches(queue, shared.db) : dueHeads(queue, shared.db);
     this.#keyHead = keyHead(queue, shared.db);
+    this.#fences = batchFences(queue, shared.db);
     this.#marks = new DeliveryMarks(queue, shared.db, this.#deferSync);
     // Through the partial index of the jobs waiting for a retry, named: left to itself, SQLite took
     // (status, queue) and read every queued job of the queue (a growing backlog) on every look.
@@ -265,7 +267,7 @@ export class QueueWorker {
         const failedKeys = new Set<string>();
         const w = writes.bind(this.#owner, trx, scope);
         // Read before the transaction: a job applied or tried since then is left out, quietly.
-        for (const job of await stillQueued(trx, this.#queue, jobs)) {
+        for (const job of await this.#fences.stillQueued(trx, jobs)) {
           const key = job.key ?? job.id;
           if (failedKeys.has(key)) continue;
           try {
@@ -279,7 +281,7 @@ export class QueueWorker {
           }
         }
         // A fence: the write lock held since `stillQueued` keeps every other writer out, so this never throws.
-        if ((await markApplied(trx, this.#queue, applied)) < applied.length) throw CoreErrors.jobsTaken([this.#queue]);
+        if ((await this.#fences.markApplied(trx, applied)) < applied.length) throw CoreErrors.jobsTaken([this.#queue]);
       }),
     );
     await committed();
@@ -297,7 +299,7 @@ export class QueueWorker {
       if (row?.status !== "queued") return false;
       const job = toJobRecord(row as JobsTable);
       await handler(job, writes.bind(this.#owner, trx, scope));
-      await markApplied(trx, this.#queue, [job]);
+      await this.#fences.markApplied(trx, [job]);
       return true;
     });
     await committed();

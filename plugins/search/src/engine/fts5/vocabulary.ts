@@ -2,6 +2,7 @@ import { sql } from "@vellum/core";
 import type { Db } from "../../tables.js";
 import { porterStem } from "../../text/porter.js";
 import { deletionVariants, isCorrectable } from "../../typo/variants.js";
+import { prepared } from "./prepared.js";
 import type { GenerationTables } from "./schema.js";
 
 /** Rows per multi-row statement (2–3 parameters each, far below SQLite's variable limit). */
@@ -23,18 +24,20 @@ const asJson = (deltas: Map<string, number>) =>
   JSON.stringify(Object.fromEntries([...deltas].filter(([, d]) => d !== 0)));
 
 /**
- * Adds count changes to a `(key, docs)` table and returns the keys that were created and those
- * whose count fell to zero or below.
+ * Adds count changes to the words (`term`) or tags (`tag`) of generation `t` and returns the keys
+ * that were created and those whose count fell to zero or below.
  */
-async function upsertCounts(db: Db, table: string, column: "term" | "tag", deltas: Map<string, number>) {
+async function upsertCounts(db: Db, t: GenerationTables, column: "term" | "tag", deltas: Map<string, number>) {
   const created: string[] = [];
   const emptied: string[] = [];
-  const rows = await sql<{ key: string; docs: number }>`
-    INSERT INTO ${sql.table(table)} (${sql.id(column)}, docs)
-    SELECT key, value FROM json_each(${asJson(deltas)}) WHERE true
-    ON CONFLICT (${sql.id(column)}) DO UPDATE SET docs = docs + excluded.docs
-    RETURNING ${sql.id(column)} AS key, docs`.execute(db);
-  for (const row of rows.rows) {
+  const table = column === "term" ? t.terms : t.tags;
+  const upsert = prepared<{ key: string; docs: number }>(`count-${column}`, t.generation, 1, () =>
+    sql`INSERT INTO ${sql.table(table)} (${sql.id(column)}, docs)
+      SELECT key, value FROM json_each(${""}) WHERE true
+      ON CONFLICT (${sql.id(column)}) DO UPDATE SET docs = docs + excluded.docs
+      RETURNING ${sql.id(column)} AS key, docs`.compile(db),
+  );
+  for (const row of await upsert.rows(db, [asJson(deltas)])) {
     if (row.docs <= 0) emptied.push(row.key);
     else if (row.docs === deltas.get(row.key)) created.push(row.key);
   }
@@ -50,19 +53,38 @@ const variantPairs = (words: readonly string[]) =>
 async function describeTerms(db: Db, t: GenerationTables, words: readonly string[]): Promise<void> {
   if (words.length === 0) return;
   const stems = JSON.stringify(Object.fromEntries(words.map((term) => [term, porterStem(term)])));
-  await sql`UPDATE ${sql.table(t.terms)} SET stem = s.value FROM json_each(${stems}) AS s
-    WHERE ${sql.table(t.terms)}.term = s.key`.execute(db);
-  await sql`INSERT OR IGNORE INTO ${sql.table(t.variants)} (variant, term)
-    SELECT value ->> 0, value ->> 1 FROM json_each(${variantPairs(words)})`.execute(db);
+  const stem = prepared("stem-terms", t.generation, 1, () =>
+    sql`UPDATE ${sql.table(t.terms)} SET stem = s.value FROM json_each(${""}) AS s
+      WHERE ${sql.table(t.terms)}.term = s.key`.compile(db),
+  );
+  await stem.run(db, [stems]);
+  const vary = prepared("add-variants", t.generation, 1, () =>
+    sql`INSERT OR IGNORE INTO ${sql.table(t.variants)} (variant, term)
+      SELECT value ->> 0, value ->> 1 FROM json_each(${""})`.compile(db),
+  );
+  await vary.run(db, [variantPairs(words)]);
 }
 
 async function forgetTerms(db: Db, t: GenerationTables, words: readonly string[]): Promise<void> {
   if (words.length === 0) return;
-  await sql`DELETE FROM ${sql.table(t.terms)} WHERE term IN (SELECT value FROM json_each(${JSON.stringify(words)}))`.execute(
-    db,
+  const forget = prepared("forget-terms", t.generation, 1, () =>
+    sql`DELETE FROM ${sql.table(t.terms)} WHERE term IN (SELECT value FROM json_each(${""}))`.compile(db),
   );
-  await sql`DELETE FROM ${sql.table(t.variants)}
-    WHERE (variant, term) IN (SELECT value ->> 0, value ->> 1 FROM json_each(${variantPairs(words)}))`.execute(db);
+  await forget.run(db, [JSON.stringify(words)]);
+  const unvary = prepared("forget-variants", t.generation, 1, () =>
+    sql`DELETE FROM ${sql.table(t.variants)}
+      WHERE (variant, term) IN (SELECT value ->> 0, value ->> 1 FROM json_each(${""}))`.compile(db),
+  );
+  await unvary.run(db, [variantPairs(words)]);
+}
+
+/** Removes the tags no document has any more. */
+async function forgetTags(db: Db, t: GenerationTables, tags: readonly string[]): Promise<void> {
+  if (tags.length === 0) return;
+  const forget = prepared("forget-tags", t.generation, 1, () =>
+    sql`DELETE FROM ${sql.table(t.tags)} WHERE tag IN (SELECT value FROM json_each(${""}))`.compile(db),
+  );
+  await forget.run(db, [JSON.stringify(tags)]);
 }
 
 /**
@@ -77,16 +99,12 @@ export async function applyDeltas(
   tags: Map<string, number>,
   building: boolean,
 ): Promise<void> {
-  const words = await upsertCounts(db, t.terms, "term", terms);
+  const words = await upsertCounts(db, t, "term", terms);
   await describeTerms(db, t, words.created);
-  const tagChanges = await upsertCounts(db, t.tags, "tag", tags);
+  const tagChanges = await upsertCounts(db, t, "tag", tags);
   if (building) return;
   await forgetTerms(db, t, words.emptied);
-  if (tagChanges.emptied.length > 0) {
-    await sql`DELETE FROM ${sql.table(t.tags)} WHERE tag IN (SELECT value FROM json_each(${JSON.stringify(tagChanges.emptied)}))`.execute(
-      db,
-    );
-  }
+  await forgetTags(db, t, tagChanges.emptied);
 }
 
 /** Adds the builder's counts (kept in memory while copying batches) to a generation being built. */
