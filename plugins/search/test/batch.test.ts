@@ -13,13 +13,13 @@ import { fixtureArticles } from "./fixtures/articles-fixture.js";
  */
 type Step = { op: "index"; doc: SearchDocument } | { op: "remove"; id: string } | { op: "fail"; doc: SearchDocument };
 
-function doc(id: string, words: string): SearchDocument {
+function doc(id: string, words: string, tags = ["batch"]): SearchDocument {
   const at = new Date(Date.UTC(2026, 0, 1)).toISOString();
   return {
     id,
     slug: id.toLowerCase(),
     title: `Title ${id}`,
-    tags: ["batch"],
+    tags,
     body: words,
     created_at: at,
     updated_at: at,
@@ -93,7 +93,25 @@ async function ftsState(vellum: TestVellum) {
         WHERE ${fts} MATCH ${word} ORDER BY d.article_id`.execute(db)
     ).rows.map((r) => r.id);
   const pending = await sql<{ n: number }>`SELECT count(*) AS n FROM search_pending_fts`.execute(db);
-  return { match, pending: Number(pending.rows[0]?.n) };
+  const counts = async (table: string, column: string) =>
+    Object.fromEntries(
+      (
+        await sql<{
+          key: string;
+          docs: number;
+        }>`SELECT ${sql.id(column)} AS key, docs FROM ${sql.table(table)}`.execute(db)
+      ).rows.map((row) => [row.key, row.docs]),
+    );
+  const variantsOf = async (word: string) =>
+    (await sql<{ n: number }>`SELECT count(*) AS n FROM ${sql.table(tables.variants)} WHERE term = ${word}`.execute(db))
+      .rows[0]?.n;
+  return {
+    match,
+    pending: Number(pending.rows[0]?.n),
+    terms: () => counts(tables.terms, "term"),
+    tags: () => counts(tables.tags, "tag"),
+    variantsOf,
+  };
 }
 
 describe("full-text entries added once per transaction", () => {
@@ -111,7 +129,7 @@ describe("full-text entries added once per transaction", () => {
       { op: "index", doc: doc("B", "bravo transient") },
       { op: "remove", id: "B" },
       { op: "fail", doc: doc("F", "foxtrot rolledback") },
-      { op: "index", doc: doc("C", "charlie plain") },
+      { op: "index", doc: doc("C", "charlie plain", ["batch", "gamma"]) },
       { op: "index", doc: doc("KEEP", "alpha lasting updated") },
       { op: "remove", id: "NEVER" },
     ]);
@@ -125,6 +143,13 @@ describe("full-text entries added once per transaction", () => {
     expect(await state.match("rolledback")).toEqual([]);
     expect(await state.match("charlie")).toEqual(["C"]);
     expect(await state.match("updated")).toEqual(["KEEP"]);
+    // The vocabulary counts what the index holds: words and tags of replaced, removed and rolled-back documents are gone.
+    const terms = await state.terms();
+    expect(terms).toMatchObject({ alpha: 2, charlie: 1, replaced: 1, updated: 1 });
+    for (const word of ["original", "transient", "bravo", "foxtrot", "rolledback"])
+      expect(terms).not.toHaveProperty(word);
+    expect(await state.tags()).toEqual({ batch: 3, gamma: 1 });
+    expect(await state.variantsOf("charlie")).toBeGreaterThan(0);
     const stats = (await t.vellum.queue().stats()).find((s) => s.queue === QUEUE);
     expect(stats?.failed).toBe(1);
 
@@ -138,6 +163,11 @@ describe("full-text entries added once per transaction", () => {
     expect(await after.match("third")).toEqual(["A"]);
     expect(await after.match("charlie")).toEqual([]);
     expect(after.pending).toBe(0);
+    const termsAfter = await after.terms();
+    expect(termsAfter).toMatchObject({ alpha: 2, third: 1 });
+    for (const word of ["charlie", "plain", "replaced"]) expect(termsAfter).not.toHaveProperty(word);
+    expect(await after.variantsOf("charlie")).toBe(0);
+    expect(await after.tags()).toEqual({ batch: 2 });
   });
 
   /**

@@ -65,26 +65,24 @@ async function describeTerms(db: Db, t: GenerationTables, words: readonly string
   await vary.run(db, [variantPairs(words)]);
 }
 
+/** Deletes the words (`term`) or tags (`tag`) of generation `t` named in `keys`. */
+async function forgetKeys(db: Db, t: GenerationTables, column: "term" | "tag", keys: readonly string[]): Promise<void> {
+  if (keys.length === 0) return;
+  const table = column === "term" ? t.terms : t.tags;
+  const forget = prepared(`forget-${column}`, t.generation, 1, () =>
+    sql`DELETE FROM ${sql.table(table)} WHERE ${sql.id(column)} IN (SELECT value FROM json_each(${""}))`.compile(db),
+  );
+  await forget.run(db, [JSON.stringify(keys)]);
+}
+
 async function forgetTerms(db: Db, t: GenerationTables, words: readonly string[]): Promise<void> {
   if (words.length === 0) return;
-  const forget = prepared("forget-terms", t.generation, 1, () =>
-    sql`DELETE FROM ${sql.table(t.terms)} WHERE term IN (SELECT value FROM json_each(${""}))`.compile(db),
-  );
-  await forget.run(db, [JSON.stringify(words)]);
+  await forgetKeys(db, t, "term", words);
   const unvary = prepared("forget-variants", t.generation, 1, () =>
     sql`DELETE FROM ${sql.table(t.variants)}
       WHERE (variant, term) IN (SELECT value ->> 0, value ->> 1 FROM json_each(${""}))`.compile(db),
   );
   await unvary.run(db, [variantPairs(words)]);
-}
-
-/** Removes the tags no document has any more. */
-async function forgetTags(db: Db, t: GenerationTables, tags: readonly string[]): Promise<void> {
-  if (tags.length === 0) return;
-  const forget = prepared("forget-tags", t.generation, 1, () =>
-    sql`DELETE FROM ${sql.table(t.tags)} WHERE tag IN (SELECT value FROM json_each(${""}))`.compile(db),
-  );
-  await forget.run(db, [JSON.stringify(tags)]);
 }
 
 /**
@@ -104,7 +102,7 @@ export async function applyDeltas(
   const tagChanges = await upsertCounts(db, t, "tag", tags);
   if (building) return;
   await forgetTerms(db, t, words.emptied);
-  await forgetTags(db, t, tagChanges.emptied);
+  await forgetKeys(db, t, "tag", tagChanges.emptied);
 }
 
 /** Adds the builder's counts (kept in memory while copying batches) to a generation being built. */
