@@ -1,6 +1,6 @@
 import type { ConsolaInstance } from "consola";
 import { sql } from "kysely";
-import { PreparedInsert } from "../db/prepared.js";
+import { PreparedInsert, type PreparedQuery } from "../db/prepared.js";
 import type { AnyDb, AnyTransaction, JobsTable } from "../db/types.js";
 import type { Writes } from "../db/write.js";
 import { VellumError } from "../errors/vellum-error.js";
@@ -17,7 +17,7 @@ import type {
   QueueStats,
   TransactionalHandler,
 } from "./types.js";
-import { toJobRecord } from "./job-row.js";
+import { jobById, toJobRecord } from "./job-row.js";
 import { AppliedJobsPruner } from "./prune.js";
 import { type QueueErrorHandler, QueueWorker } from "./worker.js";
 import { WritePressure } from "./write-pressure.js";
@@ -78,6 +78,7 @@ export class JobQueue {
   readonly #retention = new Map<string, number>();
   /** The insert of `enqueueMany`, compiled once per row count: it runs for every write that goes through a queue. */
   readonly #insert: PreparedInsert;
+  readonly #byId: PreparedQuery<JobsTable>;
   readonly #pruner: AppliedJobsPruner;
   #started = false;
   #foreignLook: NodeJS.Timeout | undefined;
@@ -86,6 +87,7 @@ export class JobQueue {
     this.#options = options;
     this.#db = options.db;
     this.#insert = new PreparedInsert(options.db, JOBS_TABLE, JOB_COLUMNS);
+    this.#byId = jobById(options.db);
     this.#pruner = new AppliedJobsPruner(options.db);
   }
 
@@ -214,8 +216,8 @@ export class JobQueue {
   }
 
   async get(id: string): Promise<JobRecord | undefined> {
-    const row = await this.#db.selectFrom(JOBS_TABLE).selectAll().where("id", "=", id).executeTakeFirst();
-    return row ? toJobRecord(row as JobsTable) : undefined;
+    const [row] = await this.#byId.rowsNow(this.#db, [id]);
+    return row ? toJobRecord(row) : undefined;
   }
 
   /** Jobs of `queue` waiting to be applied (retries included). */

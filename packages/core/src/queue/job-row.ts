@@ -21,6 +21,11 @@ export function toJobRecord(row: JobsTable): JobRecord {
   };
 }
 
+/** One job by its id, compiled once: clients poll it (`GET /api/v1/jobs/:id`), and `applyNow` reads it in its write. */
+export function jobById(db: AnyDb): PreparedQuery<JobsTable> {
+  return new PreparedQuery<JobsTable>(sql<JobsTable>`SELECT * FROM _vellum_jobs WHERE id = ${""}`.compile(db), 1);
+}
+
 /**
  * The worker's fences around a batch of `queue`, compiled once: each takes the batch's ids as one
  * JSON parameter (`json_each`), so a batch of any size runs one prepared statement. With the queue

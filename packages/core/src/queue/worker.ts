@@ -6,7 +6,7 @@ import type { AnyDb, JobsTable } from "../db/types.js";
 import { inSavepoint, RequiredFlushError, rethrowIfLost } from "../db/write.js";
 import { storageFailure } from "../errors/storage-failure.js";
 import { defaultBackoffMs, errorMessage, type JobFailure, publicJobErrorCode } from "./job-error.js";
-import { batchFences, toJobRecord } from "./job-row.js";
+import { batchFences, jobById, toJobRecord } from "./job-row.js";
 import { type JobQueueOptions, queueLease } from "./job-queue.js";
 import { CoreErrors } from "../errors/vellum-error.js";
 import { JOBS_TABLE } from "./migrations.js";
@@ -47,6 +47,7 @@ export class QueueWorker {
   readonly #due: DueJobs;
   readonly #keyHead: ReturnType<typeof keyHead>;
   readonly #fences: ReturnType<typeof batchFences>;
+  readonly #byId: PreparedQuery<JobsTable>;
   readonly #marks: DeliveryMarks;
   /** The last look found more due heads than free slots: a finished delivery hands its slot to the oldest. */
   #starved = false;
@@ -89,6 +90,7 @@ export class QueueWorker {
     this.#due = this.#transactional ? dueInBatches(queue, shared.db) : dueHeads(queue, shared.db);
     this.#keyHead = keyHead(queue, shared.db);
     this.#fences = batchFences(queue, shared.db);
+    this.#byId = jobById(shared.db);
     this.#marks = new DeliveryMarks(queue, shared.db, this.#deferSync);
     // Through the partial index of the jobs waiting for a retry, named: left to itself, SQLite took
     // (status, queue) and read every queued job of the queue (a growing backlog) on every look.
@@ -295,9 +297,9 @@ export class QueueWorker {
     const handler = this.#handler as TransactionalHandler<unknown>;
     const { db, writes } = this.#shared;
     const { value, committed } = await writes.transaction(db, this.#owner, async (trx, scope) => {
-      const row = await trx.selectFrom(JOBS_TABLE).selectAll().where("id", "=", id).executeTakeFirst();
+      const [row] = await this.#byId.rows(trx, [id]);
       if (row?.status !== "queued") return false;
-      const job = toJobRecord(row as JobsTable);
+      const job = toJobRecord(row);
       await handler(job, writes.bind(this.#owner, trx, scope));
       await this.#fences.markApplied(trx, [job]);
       return true;
