@@ -16,12 +16,25 @@ import {
 /** A build whose heartbeat is older than this was abandoned (its process died). */
 export const BUILD_STALE_MS = 60_000;
 
+/**
+ * Statements on `search_generations` itself are the same for every generation: compiled once under
+ * generation 0, which no generation has (they count from 1). Every indexed write's transaction
+ * reads the list, and every search the active one.
+ */
+const EVERY_GENERATION = 0;
+
 export function listGenerations(db: Db): Promise<GenerationRow[]> {
-  return db.selectFrom("search_generations").selectAll().orderBy("generation").execute();
+  const query = prepared<GenerationRow>("list-generations", EVERY_GENERATION, 0, () =>
+    sql`SELECT * FROM search_generations ORDER BY generation`.compile(db),
+  );
+  return query.rows(db, []);
 }
 
-export function activeGeneration(db: Db): Promise<GenerationRow | undefined> {
-  return db.selectFrom("search_generations").selectAll().where("state", "=", "active").executeTakeFirst();
+export async function activeGeneration(db: Db): Promise<GenerationRow | undefined> {
+  const query = prepared<GenerationRow>("active-generation", EVERY_GENERATION, 0, () =>
+    sql`SELECT * FROM search_generations WHERE state = 'active'`.compile(db),
+  );
+  return (await query.rows(db, []))[0];
 }
 
 /** The row of `generation`, or undefined when it is gone. */
