@@ -1,6 +1,8 @@
 import { sql } from "kysely";
 import { PreparedQuery } from "../db/prepared.js";
 import type { AnyDb, JobsTable } from "../db/types.js";
+import { errorMessage, publicJobErrorCode } from "./job-error.js";
+import { JOBS_TABLE } from "./migrations.js";
 import type { JobRecord, JobStatus } from "./types.js";
 
 /** A row of the job table as the queue hands it out: the payload parsed, numbers as numbers. */
@@ -64,4 +66,39 @@ export function batchFences(queue: string, db: AnyDb) {
       return applied.run(executor, [new Date().toISOString(), queue, ids(jobs)]);
     },
   };
+}
+
+/**
+ * Records a failed attempt of job `id`: queued again to run in `retryInMs`, or failed once `dead`.
+ * A job applied meanwhile (a delivery another process finished) is left applied, not brought back.
+ */
+export async function recordFailedAttempt(
+  executor: AnyDb,
+  id: string,
+  { attempts, dead, retryInMs }: { attempts: number; dead: boolean; retryInMs: number },
+  error: unknown,
+): Promise<void> {
+  await executor
+    .updateTable(JOBS_TABLE)
+    .set({
+      status: dead ? "failed" : "queued",
+      attempts,
+      run_at: Date.now() + retryInMs,
+      last_error: errorMessage(error),
+      error_code: publicJobErrorCode(error),
+      updated_at: new Date().toISOString(),
+    })
+    .where("id", "=", id)
+    .where("status", "=", "queued")
+    .execute();
+}
+
+/** Notes why a delivery of job `id` was cut short by a shutdown, without using up one of its attempts. */
+export async function recordInterruption(executor: AnyDb, id: string, error: unknown): Promise<void> {
+  await executor
+    .updateTable(JOBS_TABLE)
+    .set({ last_error: errorMessage(error), updated_at: new Date().toISOString() })
+    .where("id", "=", id)
+    .where("status", "=", "queued")
+    .execute();
 }

@@ -5,11 +5,10 @@ import { type DueJobs, dueHeads, dueInBatches, keyHead } from "./due-jobs.js";
 import type { AnyDb, JobsTable } from "../db/types.js";
 import { inSavepoint, RequiredFlushError, rethrowIfLost } from "../db/write.js";
 import { storageFailure } from "../errors/storage-failure.js";
-import { defaultBackoffMs, errorMessage, type JobFailure, publicJobErrorCode } from "./job-error.js";
-import { batchFences, jobById, toJobRecord } from "./job-row.js";
+import { defaultBackoffMs, errorMessage, type JobFailure } from "./job-error.js";
+import { batchFences, jobById, recordFailedAttempt, recordInterruption, toJobRecord } from "./job-row.js";
 import { type JobQueueOptions, queueLease } from "./job-queue.js";
 import { CoreErrors } from "../errors/vellum-error.js";
-import { JOBS_TABLE } from "./migrations.js";
 import type { WritePressure } from "./write-pressure.js";
 import type { DeliveryHandler, JobRecord, ProcessOptions, TransactionalHandler } from "./types.js";
 
@@ -352,40 +351,18 @@ export class QueueWorker {
       result = await (this.#handler as DeliveryHandler)(job, this.#abort.signal);
     } catch (error) {
       // Cut short by `stop()` (a shutdown): noted, but it does not use up one of the job's attempts.
-      if (this.#abort.signal.aborted) await this.#recordInterrupted(job, error);
+      if (this.#abort.signal.aborted) await recordInterruption(this.#shared.db, job.id, error);
       else this.#reportFailure(await this.#deferSync((connection) => this.#recordFailure(connection, job, error)));
       return;
     }
     await this.#marks.mark(job.id, JSON.stringify(result ?? null), this.#inFlight.size <= 1);
   }
 
-  async #recordInterrupted(job: JobRecord, error: unknown): Promise<void> {
-    await this.#shared.db
-      .updateTable(JOBS_TABLE)
-      .set({ last_error: errorMessage(error), updated_at: new Date().toISOString() })
-      .where("id", "=", job.id)
-      .where("status", "=", "queued")
-      .execute();
-  }
-
   async #recordFailure(executor: AnyDb, job: JobRecord, error: unknown): Promise<JobFailure> {
     const attempts = job.attempts + 1;
     const dead = attempts >= this.#maxAttempts;
     const retryInMs = dead ? 0 : Math.max(0, this.#backoffMs(attempts, error));
-    await executor
-      .updateTable(JOBS_TABLE)
-      .set({
-        status: dead ? "failed" : "queued",
-        attempts,
-        run_at: Date.now() + retryInMs,
-        last_error: errorMessage(error),
-        error_code: publicJobErrorCode(error),
-        updated_at: new Date().toISOString(),
-      })
-      .where("id", "=", job.id)
-      // Applied meanwhile (a delivery another process finished): not brought back to retry it.
-      .where("status", "=", "queued")
-      .execute();
+    await recordFailedAttempt(executor, job.id, { attempts, dead, retryInMs }, error);
     return { job: { ...job, attempts }, error, dead, retryInMs };
   }
 
